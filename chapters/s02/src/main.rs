@@ -1,0 +1,51 @@
+//! s02: tool use. The agent loop plus a dispatch map of four tools.
+//!
+//! ```text
+//! +--------+      +-------+      +------------------+
+//! |  User  | ---> |  LLM  | ---> | TOOL_HANDLERS    |
+//! | prompt |      |       |      |  bash            |
+//! +--------+      +---+---+      |  read_file  (new)|
+//!                     ^          |  write_file (new)|
+//!                     |          |  edit_file  (new)|
+//!                     |          +--------+---------+
+//!                     +--- tool_result ---+
+//! ```
+//!
+//! Changes from s01: one `bash` tool becomes a dispatch map of four; file tools are confined to
+//! the workspace; `normalize_messages` repairs a copy of the history before every request.
+//!
+//! Key insight: adding a tool means adding one entry to the dispatch map. The loop never changes.
+
+use agent_core::cli::{self, Chapter, CommonArgs, Demo, ENV_HELP, Harness};
+use agent_core::tools;
+use clap::Parser;
+
+/// s02: an agent loop with four tools (bash, read_file, write_file, edit_file).
+#[derive(Parser)]
+#[command(name = "s02", version, after_help = ENV_HELP)]
+struct Cli {
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+const CHAPTER: Chapter = Chapter {
+    name: "s02",
+    demo: Demo {
+        prompt: "Read the file requirements.txt",
+        files: &[("requirements.txt", include_str!("../demo/requirements.txt"))],
+        turns: include_str!("../demo/turns.jsonl"),
+        show: &[],
+    },
+};
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    cli::run(&CHAPTER, &cli.common, |setup| Harness {
+        system: format!(
+            "You are a coding agent at {}. Use tools to solve tasks. Act, don't explain.",
+            setup.workdir()
+        ),
+        tools: tools::s02(&setup.workspace, &setup.tool_options),
+        extensions: Vec::new(),
+    })
+}

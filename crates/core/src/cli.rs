@@ -1,0 +1,410 @@
+//! Flags, the REPL, one-shot `-p`, and `--demo`: everything a chapter binary shares.
+//!
+//! Source: course §0 (REPL prompt `sNN >> `, `q`/`exit`/EOF quit, blank lines ignored) plus ours:
+//! clap flags, `-p`, `--replay`, `--record`, `--demo`. A chapter's `main.rs` declares its flags with
+//! `#[command(flatten)] common: CommonArgs`, then calls [`run`] with a closure that builds its
+//! [`Harness`]: SYSTEM prompt, dispatch map, extensions. Everything else lives here once.
+//!
+//! Exit codes: 0 success; 1 the model call failed (under `-p` or `--demo`); 2 bad configuration
+//! (a missing variable, a broken `.env`, an unreadable replay file).
+
+use std::io::{BufRead, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use tokio::sync::mpsc;
+
+use crate::agent::{Agent, TurnEnd};
+use crate::client::{AnthropicClient, ApiError, RetryPolicy, Timeouts};
+use crate::config;
+use crate::dispatch::DispatchMap;
+use crate::extension::Extension;
+use crate::messages::Message;
+use crate::model::{Model, Recording, ReplayModel};
+use crate::tools::ToolOptions;
+use crate::ui::Ui;
+use crate::workspace::Workspace;
+
+/// Text for `--help` after the flags: the environment variables (course §0).
+pub const ENV_HELP: &str = "\
+Environment (a .env file in the current directory overrides these):
+  MODEL_ID              model id to use, e.g. claude-sonnet-4-5 (required unless --model)
+  ANTHROPIC_API_KEY     key sent as x-api-key (required for the official endpoint)
+  ANTHROPIC_BASE_URL    an Anthropic-compatible endpoint, without /v1 (Ollama, llama.cpp,
+                        vLLM, DeepSeek, MiniMax, GLM, Kimi...); ANTHROPIC_AUTH_TOKEN is then ignored
+  AUTH_TYPE=bearer      send the key as Authorization: Bearer instead of x-api-key
+  ANTHROPIC_MAX_RETRIES retries on 408/409/429/5xx/connection errors (default 2)
+  NO_COLOR              disable colour
+
+No key? Run with --demo: recorded model turns, a fresh temporary workspace, no network.";
+
+/// The flags every chapter has.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Run one turn with PROMPT, print the answer, and exit (0 on success, 1 on an API error).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub prompt: Option<String>,
+
+    /// Model id; overrides MODEL_ID.
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+
+    /// Anthropic-compatible endpoint without /v1; overrides ANTHROPIC_BASE_URL.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Workspace root the tools are confined to [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+
+    /// Answer from a recording (JSONL, one Messages API response per line) instead of the network.
+    #[arg(long, value_name = "FILE", conflicts_with = "demo")]
+    pub replay: Option<PathBuf>,
+
+    /// Append every model response of this session to FILE (JSONL), for --replay later.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "demo"])]
+    pub record: Option<PathBuf>,
+
+    /// Run the chapter's first "try it" task offline: recorded model turns, real tools, a fresh
+    /// temporary workspace seeded with the example files. Needs no key and no network.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Seconds before a bash command and its whole process group are killed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub bash_timeout: u64,
+
+    /// Retries on 408/409/429/5xx and connection errors [env: ANTHROPIC_MAX_RETRIES] [default: 2].
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
+
+    /// Seconds allowed to open a connection to the endpoint.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub connect_timeout: u64,
+
+    /// Seconds of silence from the endpoint before a request fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub idle_timeout: u64,
+}
+
+/// A chapter's offline demo: the first "try it" task with recorded model turns.
+#[derive(Debug, Clone, Copy)]
+pub struct Demo {
+    /// The prompt, as a learner would type it.
+    pub prompt: &'static str,
+    /// Files seeded into the fresh workspace: (relative path, content).
+    pub files: &'static [(&'static str, &'static str)],
+    /// The recorded model responses, JSONL.
+    pub turns: &'static str,
+    /// Files whose final content is printed after the run.
+    pub show: &'static [&'static str],
+}
+
+/// A chapter binary's identity.
+#[derive(Debug, Clone, Copy)]
+pub struct Chapter {
+    /// `s02`, `s03`, …: the REPL prompt and the name in messages.
+    pub name: &'static str,
+    /// The offline demo.
+    pub demo: Demo,
+}
+
+/// What [`run`] hands the chapter's builder.
+pub struct Setup {
+    /// The workspace the tools are confined to.
+    pub workspace: Workspace,
+    /// Tool limits from the flags.
+    pub tool_options: ToolOptions,
+    /// Terminal output settings.
+    pub ui: Ui,
+}
+
+impl Setup {
+    /// The workspace root as text, for the SYSTEM prompt's `{WORKDIR}`.
+    pub fn workdir(&self) -> String {
+        self.workspace.root().display().to_string()
+    }
+}
+
+/// What a chapter composes: its SYSTEM prompt, dispatch map and extensions.
+pub struct Harness {
+    /// The SYSTEM prompt.
+    pub system: String,
+    /// The tools, in request order.
+    pub tools: DispatchMap,
+    /// Added behaviour (reminders, hooks), called in this order.
+    pub extensions: Vec<Box<dyn Extension>>,
+}
+
+/// Runs a chapter: `--demo`, `-p`, or the REPL, per `args`. `build` composes the chapter.
+pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{}: cannot start the async runtime: {e}", chapter.name);
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(run_async(chapter, args, build))
+}
+
+async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
+    let ui = Ui::detect();
+    let tool_options = ToolOptions { bash_timeout: Duration::from_secs(args.bash_timeout.max(1)) };
+
+    if args.demo {
+        return run_demo(chapter, ui, tool_options, build).await;
+    }
+
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => return config_error(chapter, &format!("cannot read the current directory: {e}")),
+    };
+    let root = args.workdir.clone().unwrap_or_else(|| cwd.clone());
+    let workspace = match Workspace::new(&root) {
+        Ok(w) => w,
+        Err(e) => return config_error(chapter, &format!("--workdir {}: {e}", root.display())),
+    };
+    let vars = match config::environment(&cwd) {
+        Ok(v) => v,
+        Err(e) => return config_error(chapter, &e.to_string()),
+    };
+
+    let (model, model_id): (Box<dyn Model>, String) = if let Some(path) = &args.replay {
+        match ReplayModel::from_file(path) {
+            Ok(m) => {
+                ui.notice(&format!("[replay] answering from {} ({} recorded turns); no network", path.display(), m.remaining()));
+                let id = args.model.clone().or_else(|| vars.get("MODEL_ID").cloned()).unwrap_or_else(|| "replay".into());
+                (Box::new(m), id)
+            }
+            Err(e) => return config_error(chapter, &e.to_string()),
+        }
+    } else {
+        let config = match config::resolve(&vars, args.model.as_deref(), args.base_url.as_deref()) {
+            Ok(c) => c,
+            Err(e) => return config_error(chapter, &e.to_string()),
+        };
+        let retries = match args.max_retries {
+            Some(n) => n,
+            None => match vars.get("ANTHROPIC_MAX_RETRIES").map(|v| v.trim().parse::<u32>()) {
+                None => RetryPolicy::default().max_retries,
+                Some(Ok(n)) => n,
+                Some(Err(_)) => {
+                    return config_error(chapter, "ANTHROPIC_MAX_RETRIES must be a whole number, such as 2");
+                }
+            },
+        };
+        let retry = RetryPolicy { max_retries: retries, ..RetryPolicy::default() };
+        let timeouts = Timeouts {
+            connect: Duration::from_secs(args.connect_timeout.max(1)),
+            idle: Duration::from_secs(args.idle_timeout.max(1)),
+        };
+        let client = match AnthropicClient::new(&config, retry, timeouts) {
+            Ok(c) => c,
+            Err(e) => return config_error(chapter, &e.to_string()),
+        };
+        let model: Box<dyn Model> = match &args.record {
+            Some(path) => match Recording::new(client, path) {
+                Ok(r) => Box::new(r),
+                Err(e) => return config_error(chapter, &format!("--record {}: {e}", path.display())),
+            },
+            None => Box::new(client),
+        };
+        (model, config.model)
+    };
+
+    let setup = Setup { workspace, tool_options, ui };
+    let harness = build(&setup);
+    let mut agent = agent_from(model, model_id, harness, ui);
+    let mut history = Vec::new();
+
+    if let Some(prompt) = &args.prompt {
+        return match one_turn(&mut agent, &mut history, prompt).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::from(1),
+        };
+    }
+    repl(chapter, &mut agent, &mut history).await
+}
+
+fn agent_from(model: Box<dyn Model>, model_id: String, harness: Harness, ui: Ui) -> Agent {
+    let mut agent = Agent::new(model, model_id, harness.system, harness.tools);
+    agent.extensions = harness.extensions;
+    agent.ui = ui;
+    agent
+}
+
+fn config_error(chapter: &Chapter, message: &str) -> ExitCode {
+    eprintln!("{}: {message}", chapter.name);
+    ExitCode::from(2)
+}
+
+/// Runs one turn, cancellable with Ctrl-C. Errors are printed; `Err(())` means the turn failed.
+async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prompt: &str) -> Result<(), ()> {
+    let ui = agent.ui;
+    let result = tokio::select! {
+        r = agent.run_turn(history, prompt) => r,
+        _ = tokio::signal::ctrl_c() => {
+            ui.error("(interrupted: the turn was cancelled)");
+            return Err(());
+        }
+    };
+    match result {
+        Ok(TurnEnd::Answered(_)) | Ok(TurnEnd::PromptBlocked(_)) => Ok(()),
+        Err(e) => {
+            report_api_error(&ui, &e);
+            Err(())
+        }
+    }
+}
+
+fn report_api_error(ui: &Ui, e: &ApiError) {
+    ui.error(&format!("Error: {e}"));
+    if let ApiError::Api { status: 404, .. } = e {
+        ui.notice("hint: ANTHROPIC_BASE_URL must not end in /v1");
+    }
+}
+
+/// What the line reader produced.
+enum Line {
+    Text(String),
+    Eof,
+    Interrupted,
+}
+
+/// Reads prompts on a blocking thread: rustyline on a terminal (line editing, UTF-8/CJK, history),
+/// plain line-by-line reading when stdin is piped (no ANSI escapes). The thread reads one line
+/// per request, so nothing else competes for the terminal while a turn runs.
+fn spawn_reader() -> (mpsc::Sender<String>, mpsc::Receiver<Line>) {
+    let (ask_tx, mut ask_rx) = mpsc::channel::<String>(1);
+    let (line_tx, line_rx) = mpsc::channel::<Line>(1);
+    std::thread::spawn(move || {
+        let interactive = std::io::stdin().is_terminal();
+        let mut editor = if interactive { rustyline::DefaultEditor::new().ok() } else { None };
+        let mut stdin = std::io::stdin().lock();
+        while let Some(prompt) = ask_rx.blocking_recv() {
+            let line = match editor.as_mut() {
+                Some(ed) => match ed.readline(&prompt) {
+                    Ok(l) => {
+                        if !l.trim().is_empty() {
+                            let _ = ed.add_history_entry(l.as_str());
+                        }
+                        Line::Text(l)
+                    }
+                    Err(rustyline::error::ReadlineError::Interrupted) => Line::Interrupted,
+                    Err(_) => Line::Eof,
+                },
+                None => {
+                    crate::ui::out(&prompt);
+                    let mut buf = Vec::new();
+                    match stdin.read_until(b'\n', &mut buf) {
+                        Ok(0) | Err(_) => Line::Eof,
+                        Ok(_) => {
+                            // Piped input may carry invalid UTF-8; replace it rather than fail.
+                            let text = String::from_utf8_lossy(&buf);
+                            Line::Text(text.trim_end_matches(['\n', '\r']).to_owned())
+                        }
+                    }
+                }
+            };
+            let end = matches!(line, Line::Eof);
+            if line_tx.blocking_send(line).is_err() || end {
+                break;
+            }
+        }
+    });
+    (ask_tx, line_rx)
+}
+
+/// The REPL (course §0): `NAME >> `; blank lines ignored; `q`/`exit` (any case), EOF, Ctrl-D or
+/// Ctrl-C at the prompt quit with 0. An API error is printed and the REPL goes on.
+async fn repl(chapter: &Chapter, agent: &mut Agent, history: &mut Vec<Message>) -> ExitCode {
+    let ui = agent.ui;
+    let (ask, mut lines) = spawn_reader();
+    loop {
+        if ask.send(ui.prompt(chapter.name)).await.is_err() {
+            break;
+        }
+        let line = tokio::select! {
+            l = lines.recv() => l.unwrap_or(Line::Eof),
+            _ = tokio::signal::ctrl_c() => Line::Interrupted,
+        };
+        let text = match line {
+            Line::Text(t) => t,
+            Line::Eof => {
+                if !std::io::stdin().is_terminal() {
+                    crate::ui::out("\n");
+                }
+                break;
+            }
+            Line::Interrupted => break,
+        };
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if trimmed.eq_ignore_ascii_case("q") || trimmed.eq_ignore_ascii_case("exit") {
+            break;
+        }
+        let _ = one_turn(agent, history, &text).await;
+        crate::ui::out("\n");
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--demo`: a fresh temporary workspace seeded with the demo files, the recorded turns compiled
+/// into the binary, the demo prompt as one turn, then the files the demo changed.
+async fn run_demo(
+    chapter: &Chapter,
+    ui: Ui,
+    tool_options: ToolOptions,
+    build: impl FnOnce(&Setup) -> Harness,
+) -> ExitCode {
+    let demo = &chapter.demo;
+    let dir = match tempfile::Builder::new().prefix(&format!("{}-demo-", chapter.name)).tempdir() {
+        Ok(d) => d,
+        Err(e) => return config_error(chapter, &format!("cannot create a temporary workspace: {e}")),
+    };
+    if let Err(e) = seed(dir.path(), demo.files) {
+        return config_error(chapter, &format!("cannot seed the demo workspace: {e}"));
+    }
+    let workspace = match Workspace::new(dir.path()) {
+        Ok(w) => w,
+        Err(e) => return config_error(chapter, &e.to_string()),
+    };
+    let model = match ReplayModel::from_jsonl(format!("{} demo", chapter.name), demo.turns) {
+        Ok(m) => m,
+        Err(e) => return config_error(chapter, &e.to_string()),
+    };
+    ui.notice(&format!(
+        "[demo] REPLAY of {} recorded model turns; real tools in a fresh workspace: {}\n[demo] no key and no network are used. Run without --demo to talk to a live model.",
+        model.remaining(),
+        workspace.root().display()
+    ));
+    let setup = Setup { workspace, tool_options, ui };
+    let harness = build(&setup);
+    let mut agent = agent_from(Box::new(model), "demo-replay".into(), harness, ui);
+    let mut history = Vec::new();
+    ui.say(&format!("{}{}", ui.prompt(chapter.name), demo.prompt));
+    let ok = one_turn(&mut agent, &mut history, demo.prompt).await.is_ok();
+    for path in demo.show {
+        match std::fs::read_to_string(setup.workspace.root().join(path)) {
+            Ok(text) => ui.say(&format!("\n[demo] {path} after the run:\n{}", text.trim_end())),
+            Err(e) => ui.error(&format!("[demo] cannot read {path}: {e}")),
+        }
+    }
+    if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+fn seed(root: &Path, files: &[(&str, &str)]) -> std::io::Result<()> {
+    for (path, content) in files {
+        let target = root.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(target, content)?;
+    }
+    Ok(())
+}

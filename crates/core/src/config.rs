@@ -1,0 +1,206 @@
+//! Configuration as the course reads it: the process environment, overridden by `.env`.
+//!
+//! Source: course §0.
+//! - `MODEL_ID` (required; `--model` overrides it).
+//! - `ANTHROPIC_API_KEY`, sent as `x-api-key` (or `Authorization: Bearer` with `AUTH_TYPE=bearer`).
+//!   Required for the official endpoint; optional when `ANTHROPIC_BASE_URL` points elsewhere
+//!   (local servers such as Ollama or llama.cpp take none).
+//! - `ANTHROPIC_BASE_URL` (optional; `--base-url` overrides it). When it is set,
+//!   `ANTHROPIC_AUTH_TOKEN` is ignored, so a token meant for another tool never leaks to a third
+//!   party.
+//! - Without a base URL, `ANTHROPIC_AUTH_TOKEN` is used as the key when `ANTHROPIC_API_KEY` is unset.
+//!
+//! Values in `./.env` override the process environment, as the course's `load_dotenv(override=True)`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The official endpoint, used when `ANTHROPIC_BASE_URL` is unset.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// How the key is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthType {
+    /// `x-api-key: KEY` (the Messages API default).
+    ApiKey,
+    /// `Authorization: Bearer KEY` (`AUTH_TYPE=bearer`; some compatible endpoints want it).
+    Bearer,
+}
+
+/// Everything the HTTP client needs, resolved from flags, `.env` and the environment.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Config {
+    /// `MODEL_ID`, such as `claude-sonnet-4-5`.
+    pub model: String,
+    /// The base URL without `/v1`, such as `https://api.anthropic.com`.
+    pub base_url: String,
+    /// The key, if any.
+    pub api_key: Option<String>,
+    /// How the key is sent.
+    pub auth: AuthType,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("auth", &self.auth)
+            .finish()
+    }
+}
+
+/// Why configuration could not be read. `Display` is the one line printed before exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A required variable is unset or empty.
+    #[error("{name} is not set: {hint}")]
+    Missing {
+        /// The variable's name.
+        name: &'static str,
+        /// What to do about it.
+        hint: &'static str,
+    },
+    /// `.env` exists but cannot be parsed.
+    #[error(".env: {0} (fix the line or remove the file)")]
+    DotEnv(String),
+    /// A variable has a value we cannot use.
+    #[error("{name}={value:?} is not valid: {hint}")]
+    Invalid {
+        /// The variable's name.
+        name: &'static str,
+        /// The value found.
+        value: String,
+        /// What is accepted.
+        hint: &'static str,
+    },
+}
+
+/// The environment as the course sees it: process variables, then `dir/.env` on top.
+///
+/// # Errors
+/// [`ConfigError::DotEnv`] when `dir/.env` exists but is malformed or unreadable. A missing `.env`
+/// is fine.
+pub fn environment(dir: &Path) -> Result<HashMap<String, String>, ConfigError> {
+    let mut vars: HashMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let path = dir.join(".env");
+    if path.exists() {
+        let iter = dotenvy::from_path_iter(&path).map_err(|e| ConfigError::DotEnv(e.to_string()))?;
+        for item in iter {
+            let (k, v) = item.map_err(|e| ConfigError::DotEnv(e.to_string()))?;
+            vars.insert(k, v);
+        }
+    }
+    Ok(vars)
+}
+
+/// Resolves [`Config`] from `vars` (see [`environment`]) and the flags `--model` / `--base-url`.
+///
+/// # Errors
+/// [`ConfigError::Missing`] naming `MODEL_ID`, or `ANTHROPIC_API_KEY` when the official endpoint is
+/// used without a key; [`ConfigError::Invalid`] for an unknown `AUTH_TYPE` or a base URL that is
+/// not http(s).
+pub fn resolve(
+    vars: &HashMap<String, String>,
+    model_flag: Option<&str>,
+    base_url_flag: Option<&str>,
+) -> Result<Config, ConfigError> {
+    let get = |k: &str| vars.get(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let model = model_flag.map(str::to_owned).or_else(|| get("MODEL_ID")).ok_or(ConfigError::Missing {
+        name: "MODEL_ID",
+        hint: "set it in .env or the environment (e.g. MODEL_ID=claude-sonnet-4-5), or pass --model",
+    })?;
+    let custom_base = base_url_flag.map(str::to_owned).or_else(|| get("ANTHROPIC_BASE_URL"));
+    if let Some(url) = &custom_base
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        return Err(ConfigError::Invalid {
+            name: "ANTHROPIC_BASE_URL",
+            value: url.clone(),
+            hint: "use an http:// or https:// URL without /v1, e.g. http://127.0.0.1:11434",
+        });
+    }
+    let api_key = match &custom_base {
+        // A custom endpoint: ANTHROPIC_AUTH_TOKEN is ignored on purpose (course §0).
+        Some(_) => get("ANTHROPIC_API_KEY"),
+        None => get("ANTHROPIC_API_KEY").or_else(|| get("ANTHROPIC_AUTH_TOKEN")),
+    };
+    if custom_base.is_none() && api_key.is_none() {
+        return Err(ConfigError::Missing {
+            name: "ANTHROPIC_API_KEY",
+            hint: "set it in .env or the environment, or set ANTHROPIC_BASE_URL for a compatible endpoint \
+                   (or run with --demo, which needs no key)",
+        });
+    }
+    let auth = match get("AUTH_TYPE").map(|s| s.to_ascii_lowercase()).as_deref() {
+        None | Some("x-api-key") | Some("api-key") | Some("apikey") => AuthType::ApiKey,
+        Some("bearer") => AuthType::Bearer,
+        Some(_) => {
+            return Err(ConfigError::Invalid {
+                name: "AUTH_TYPE",
+                value: get("AUTH_TYPE").unwrap_or_default(),
+                hint: "use bearer, or leave it unset for x-api-key",
+            });
+        }
+    };
+    let base_url = custom_base.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()).trim_end_matches('/').to_owned();
+    Ok(Config { model, base_url, api_key, auth })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn missing_model_id_names_the_variable() {
+        let err = resolve(&vars(&[("ANTHROPIC_API_KEY", "k")]), None, None).unwrap_err();
+        assert!(err.to_string().starts_with("MODEL_ID is not set"), "{err}");
+    }
+
+    #[test]
+    fn official_endpoint_needs_a_key() {
+        let err = resolve(&vars(&[("MODEL_ID", "m")]), None, None).unwrap_err();
+        assert!(err.to_string().starts_with("ANTHROPIC_API_KEY is not set"), "{err}");
+    }
+
+    #[test]
+    fn auth_token_is_ignored_when_a_base_url_is_set() {
+        let c = resolve(
+            &vars(&[("MODEL_ID", "m"), ("ANTHROPIC_BASE_URL", "http://x/"), ("ANTHROPIC_AUTH_TOKEN", "secret")]),
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.api_key, None);
+        assert_eq!(c.base_url, "http://x");
+        let c = resolve(&vars(&[("MODEL_ID", "m"), ("ANTHROPIC_AUTH_TOKEN", "t")]), None, None).unwrap();
+        assert_eq!(c.api_key.as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn flags_override_and_bearer_is_recognised() {
+        let c = resolve(
+            &vars(&[("MODEL_ID", "m"), ("ANTHROPIC_API_KEY", "k"), ("AUTH_TYPE", "Bearer")]),
+            Some("flag-model"),
+            Some("https://example.test"),
+        )
+        .unwrap();
+        assert_eq!((c.model.as_str(), c.base_url.as_str(), c.auth), ("flag-model", "https://example.test", AuthType::Bearer));
+    }
+
+    #[test]
+    fn dotenv_overrides_the_environment_and_bad_lines_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "PATH=from-dotenv\n").unwrap();
+        assert_eq!(environment(dir.path()).unwrap()["PATH"], "from-dotenv");
+        std::fs::write(dir.path().join(".env"), "MODEL_ID='unterminated\n").unwrap();
+        assert!(matches!(environment(dir.path()), Err(ConfigError::DotEnv(_))));
+    }
+}

@@ -1,0 +1,72 @@
+//! The loop's extension point: what a chapter may add to a round without copying `agent_loop`.
+//!
+//! Source: course s03 (the nag reminder runs after a round's tools), s04/s05 (hooks run before a
+//! prompt, around each tool call, and when the model stops). Every method has a no-op default, so an
+//! extension implements only the moments it cares about. `agent_loop` calls the extensions in the
+//! order they were added.
+//!
+//! ```text
+//!  prompt ─► begin_turn ─► user_prompt_submit ─► [model] ─► for each tool_use:
+//!                                                 ▲            pre_tool_use ─► run ─► post_tool_use
+//!                                                 │         after_round ─► text blocks appended last
+//!                                                 └──────── (no tool_use) stop ─► maybe continue
+//! ```
+
+use crate::dispatch::ToolOutcome;
+use crate::messages::{MessagesResponse, ToolUseBlock};
+
+/// What an extension decides about a prompt or a tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Let it through.
+    Continue,
+    /// Stop it. For a tool call the text becomes its `tool_result` (sent with `is_error: true`)
+    /// and the tool never runs; for a prompt the text is shown and the prompt is not sent.
+    Block(String),
+}
+
+/// One tool call of a finished round, as extensions see it in [`Extension::after_round`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallRecord {
+    /// The tool's name as the model called it.
+    pub name: String,
+    /// `true` when the tool ran (its result may still be an error); `false` when a
+    /// `PreToolUse` decision blocked it.
+    pub ran: bool,
+    /// The result's `is_error`.
+    pub is_error: bool,
+}
+
+/// Behaviour added to `agent_loop`. All methods default to doing nothing.
+pub trait Extension: Send {
+    /// A new user turn starts (before `user_prompt_submit`). The nag resets its counter here
+    /// (course §2: "the counter starts at 0 on each user turn").
+    fn begin_turn(&mut self) {}
+
+    /// The user typed `prompt`; it has not joined the history yet (`UserPromptSubmit`).
+    fn user_prompt_submit(&mut self, _prompt: &str) -> Decision {
+        Decision::Continue
+    }
+
+    /// A tool is about to run (`PreToolUse`). The first extension that blocks wins; later ones
+    /// are not asked.
+    fn pre_tool_use(&mut self, _call: &ToolUseBlock) -> Decision {
+        Decision::Continue
+    }
+
+    /// A tool ran (`PostToolUse`). The outcome may be inspected or amended.
+    fn post_tool_use(&mut self, _call: &ToolUseBlock, _outcome: &mut ToolOutcome) {}
+
+    /// All tool calls of one round have results. Returned text is appended to that round's
+    /// user message as a `text` block **after** every `tool_result` block (course §0; the API
+    /// rejects the request otherwise).
+    fn after_round(&mut self, _calls: &[CallRecord]) -> Option<String> {
+        None
+    }
+
+    /// The model answered without tool calls (`Stop`). `Some(text)` appends `text` as a user
+    /// message and calls the model again; `agent_loop` caps how often this may happen per turn.
+    fn stop(&mut self, _response: &MessagesResponse) -> Option<String> {
+        None
+    }
+}

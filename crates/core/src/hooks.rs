@@ -1,0 +1,460 @@
+//! Hooks (course s04, kept in s05): callbacks registered per event, run around the agent loop.
+//!
+//! ```text
+//!  prompt ─► UserPromptSubmit ─► [model] ─► per tool_use: PreToolUse ─► run ─► PostToolUse
+//!                                  ▲                       │ value = blocked, the value is the tool_result
+//!                                  └── value ◄── Stop ◄─── (no tool_use)
+//! ```
+//!
+//! Changes from s03: the loop no longer hard-codes its checks; it asks a [`HookRegistry`] (the
+//! course's `HOOKS` dict), which is an [`Extension`]. The permission check, the log lines and the
+//! session summary are hooks registered by [`course_hooks`].
+//!
+//! Key insight: the loop stays the same; behaviour is added by registering callbacks, and a
+//! hook that fails blocks what it guards (course PR #337 was rejected for letting calls through).
+//!
+//! The contract, for every event:
+//! - callbacks run in registration order; the **first** that returns `Ok(Some(value))` wins and
+//!   the rest are not called;
+//! - a callback that returns `Err` or panics stops the run too, as a failure ([`HookOutcome`]).
+//!
+//! | event | a value means | a failure means |
+//! |---|---|---|
+//! | `UserPromptSubmit` | the prompt is not sent; the value is shown | the prompt is not sent |
+//! | `PreToolUse` | the call is blocked; the value is its `tool_result` | blocked: `Blocked: hook NAME failed: …` |
+//! | `PostToolUse` | appended to the output as `\n[Hook note]: VALUE` | reported on the printer; the tool already ran |
+//! | `Stop` | sent as a user message; the model is called again | reported; no continuation |
+
+use std::fmt;
+use std::io::{BufRead, IsTerminal, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::dispatch::ToolOutcome;
+use crate::extension::{Decision, Extension};
+use crate::messages::{MessagesResponse, ToolUseBlock};
+use crate::permission::{self, DENIED_BY_DENY_LIST, DENIED_BY_USER, Verdict};
+
+/// Where hooks print their lines, such as `[HOOK] bash(ls)`. One call per line, without the
+/// trailing newline. The chapter wires it to the terminal UI; tests collect lines into a `Vec`.
+pub type Printer = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The workspace rule as a predicate: true when a path given by the model, resolved against
+/// WORKDIR following `..` and symlinks, stays inside (course §1).
+pub type InsideWorkspace = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// The four hook events of course s04. `Display` gives the course's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookEvent {
+    /// The user typed a prompt; it has not joined the history yet.
+    UserPromptSubmit,
+    /// A tool call is about to run.
+    PreToolUse,
+    /// A tool call ran.
+    PostToolUse,
+    /// The model answered without tool calls.
+    Stop,
+}
+
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::Stop => "Stop",
+        })
+    }
+}
+
+/// What a callback sees: the event and its data (the request of the hook-engine template).
+#[derive(Debug, Clone, Copy)]
+pub enum HookContext<'a> {
+    /// The prompt as typed.
+    UserPromptSubmit {
+        /// The user's text.
+        prompt: &'a str,
+    },
+    /// The call about to run.
+    PreToolUse {
+        /// The model's `tool_use` block.
+        call: &'a ToolUseBlock,
+    },
+    /// The call that ran and its result.
+    PostToolUse {
+        /// The model's `tool_use` block.
+        call: &'a ToolUseBlock,
+        /// The tool's result, before any hook note is appended.
+        outcome: &'a ToolOutcome,
+    },
+    /// The final response of a round without tool calls.
+    Stop {
+        /// The model's response.
+        response: &'a MessagesResponse,
+        /// Tool calls that ran in this session so far, across turns (blocked calls excluded).
+        tool_calls: usize,
+    },
+}
+
+impl HookContext<'_> {
+    /// The event this context belongs to.
+    pub fn event(&self) -> HookEvent {
+        match self {
+            HookContext::UserPromptSubmit { .. } => HookEvent::UserPromptSubmit,
+            HookContext::PreToolUse { .. } => HookEvent::PreToolUse,
+            HookContext::PostToolUse { .. } => HookEvent::PostToolUse,
+            HookContext::Stop { .. } => HookEvent::Stop,
+        }
+    }
+}
+
+/// Why a hook failed. `Display` is the text after `failed: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    /// The callback returned an error; carries its message.
+    #[error("{0}")]
+    Failed(String),
+    /// The callback panicked; carries the panic message when it was a string.
+    #[error("panicked: {0}")]
+    Panicked(String),
+}
+
+/// What a callback returns: `Ok(None)` to pass, `Ok(Some(value))` to answer (see the module
+/// table), `Err` to fail (which blocks what the event guards).
+pub type HookResult = Result<Option<String>, HookError>;
+
+/// A registered callback.
+pub type HookFn = Box<dyn FnMut(&HookContext<'_>) -> HookResult + Send>;
+
+/// The result of running one event's callbacks (the outcome of the hook-engine template).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// Every callback returned `Ok(None)` (or none is registered).
+    Pass,
+    /// The hook `hook` answered `value`; later callbacks were not called.
+    Value {
+        /// The hook's registered name.
+        hook: String,
+        /// What it returned.
+        value: String,
+    },
+    /// The hook `hook` failed; later callbacks were not called.
+    Failed {
+        /// The hook's registered name.
+        hook: String,
+        /// Why.
+        error: HookError,
+    },
+}
+
+impl HookOutcome {
+    /// The block message for a failure: `Blocked: hook NAME failed: ERROR`.
+    fn failure_message(hook: &str, error: &HookError) -> String {
+        format!("Blocked: hook {hook} failed: {error}")
+    }
+}
+
+/// One registered hook.
+struct Hook {
+    event: HookEvent,
+    name: String,
+    callback: HookFn,
+}
+
+/// The course's `HOOKS` dict: callbacks per event, run in registration order.
+///
+/// It is an [`Extension`], so a chapter adds it to `agent_loop` as it is. It also counts the
+/// session's tool calls that ran (each `post_tool_use`), which `Stop` hooks see as
+/// [`HookContext::Stop::tool_calls`].
+pub struct HookRegistry {
+    hooks: Vec<Hook>,
+    printer: Printer,
+    tool_calls: usize,
+}
+
+impl fmt::Debug for HookRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = self.hooks.iter().map(|h| format!("{}:{}", h.event, h.name)).collect();
+        f.debug_struct("HookRegistry").field("hooks", &names).field("tool_calls", &self.tool_calls).finish()
+    }
+}
+
+impl HookRegistry {
+    /// An empty registry. `printer` receives failure reports for `PostToolUse` and `Stop`, where
+    /// nothing else would show them.
+    pub fn new(printer: Printer) -> Self {
+        Self { hooks: Vec::new(), printer, tool_calls: 0 }
+    }
+
+    /// Adds `callback` under `name` (used in failure messages) to the end of `event`'s list.
+    pub fn register(
+        &mut self,
+        event: HookEvent,
+        name: impl Into<String>,
+        callback: impl FnMut(&HookContext<'_>) -> HookResult + Send + 'static,
+    ) -> &mut Self {
+        self.hooks.push(Hook { event, name: name.into(), callback: Box::new(callback) });
+        self
+    }
+
+    /// The names registered for `event`, in the order they run.
+    pub fn names(&self, event: HookEvent) -> Vec<&str> {
+        self.hooks.iter().filter(|h| h.event == event).map(|h| h.name.as_str()).collect()
+    }
+
+    /// Tool calls that ran in this session so far (blocked calls excluded).
+    pub fn tool_calls(&self) -> usize {
+        self.tool_calls
+    }
+
+    /// Runs the callbacks of `context.event()` in order until one answers or fails. A panic in
+    /// a callback is caught and becomes [`HookError::Panicked`].
+    pub fn run(&mut self, context: &HookContext<'_>) -> HookOutcome {
+        let event = context.event();
+        for hook in self.hooks.iter_mut().filter(|h| h.event == event) {
+            let result = catch_unwind(AssertUnwindSafe(|| (hook.callback)(context)))
+                .unwrap_or_else(|payload| Err(HookError::Panicked(panic_text(payload.as_ref()))));
+            match result {
+                Ok(None) => {}
+                Ok(Some(value)) => return HookOutcome::Value { hook: hook.name.clone(), value },
+                Err(error) => return HookOutcome::Failed { hook: hook.name.clone(), error },
+            }
+        }
+        HookOutcome::Pass
+    }
+
+    /// Prints `[HOOK] EVENT: hook NAME failed: ERROR`.
+    fn report(&self, event: HookEvent, hook: &str, error: &HookError) {
+        (self.printer)(&format!("[HOOK] {event}: hook {hook} failed: {error}"));
+    }
+}
+
+/// The text of a panic payload (`&str` or `String`), or a placeholder.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_string())
+}
+
+impl Extension for HookRegistry {
+    /// `UserPromptSubmit`: a value or a failure blocks the prompt.
+    fn user_prompt_submit(&mut self, prompt: &str) -> Decision {
+        match self.run(&HookContext::UserPromptSubmit { prompt }) {
+            HookOutcome::Pass => Decision::Continue,
+            HookOutcome::Value { value, .. } => Decision::Block(value),
+            HookOutcome::Failed { hook, error } => Decision::Block(HookOutcome::failure_message(&hook, &error)),
+        }
+    }
+
+    /// `PreToolUse`: a value blocks the call with that value; a failure blocks it with
+    /// `Blocked: hook NAME failed: ERROR`.
+    fn pre_tool_use(&mut self, call: &ToolUseBlock) -> Decision {
+        match self.run(&HookContext::PreToolUse { call }) {
+            HookOutcome::Pass => Decision::Continue,
+            HookOutcome::Value { value, .. } => Decision::Block(value),
+            HookOutcome::Failed { hook, error } => Decision::Block(HookOutcome::failure_message(&hook, &error)),
+        }
+    }
+
+    /// `PostToolUse`: counts the call, then runs the hooks. A value is appended to the output
+    /// as `\n[Hook note]: VALUE` (as the course's hook chapter does); a failure is reported on
+    /// the printer.
+    fn post_tool_use(&mut self, call: &ToolUseBlock, outcome: &mut ToolOutcome) {
+        self.tool_calls += 1;
+        match self.run(&HookContext::PostToolUse { call, outcome }) {
+            HookOutcome::Pass => {}
+            HookOutcome::Value { value, .. } => outcome.content.push_str(&format!("\n[Hook note]: {value}")),
+            HookOutcome::Failed { hook, error } => self.report(HookEvent::PostToolUse, &hook, &error),
+        }
+    }
+
+    /// `Stop`: a value continues the turn with it as a user message; a failure is reported and
+    /// does not force a continuation.
+    fn stop(&mut self, response: &MessagesResponse) -> Option<String> {
+        let tool_calls = self.tool_calls;
+        match self.run(&HookContext::Stop { response, tool_calls }) {
+            HookOutcome::Pass => None,
+            HookOutcome::Value { value, .. } => Some(value),
+            HookOutcome::Failed { hook, error } => {
+                self.report(HookEvent::Stop, &hook, &error);
+                None
+            }
+        }
+    }
+}
+
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+// Asking the user
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+
+/// Answers the permission hook's `Allow? [y/N]`.
+pub trait Approver: Send {
+    /// Asks `question` (such as `Destructive command (deletes files with 'rm'): rm x`); `true`
+    /// allows the call.
+    fn ask(&mut self, question: &str) -> bool;
+}
+
+/// Asks on the terminal: prints `QUESTION Allow? [y/N] ` on stderr and reads one line from
+/// `/dev/tty`. Only `y` or `yes` (any case, trimmed) allows. With no terminal (stdin or stderr
+/// redirected, no `/dev/tty`, a read error) the answer is no, so a scripted run never hangs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TerminalApprover;
+
+impl Approver for TerminalApprover {
+    fn ask(&mut self, question: &str) -> bool {
+        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+            return false;
+        }
+        let mut stderr = std::io::stderr();
+        if write!(stderr, "{question} Allow? [y/N] ").and_then(|()| stderr.flush()).is_err() {
+            return false;
+        }
+        let Ok(tty) = std::fs::File::open("/dev/tty") else { return false };
+        let mut line = String::new();
+        if std::io::BufReader::new(tty).read_line(&mut line).is_err() {
+            return false;
+        }
+        is_yes(&line)
+    }
+}
+
+/// `true` for `y` or `yes`, any case, surrounding blanks ignored.
+pub fn is_yes(answer: &str) -> bool {
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// Always gives the same answer: `FixedApprover(true)` for `--yes`, `FixedApprover(false)` for
+/// `--no` and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedApprover(pub bool);
+
+impl Approver for FixedApprover {
+    fn ask(&mut self, _question: &str) -> bool {
+        self.0
+    }
+}
+
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+// The course's hooks
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+
+/// Output above this many characters makes the large-output hook warn (course §3).
+pub const LARGE_OUTPUT_CHARS: usize = 100_000;
+
+/// How many characters of a call's arguments the log hook shows.
+pub const LOG_ARGS_CHARS: usize = 80;
+
+/// The short one-line rendering of a call's input in `[HOOK] NAME(ARGS)`: the `command` of
+/// `bash`, the `path` of a file tool, the `pattern` of `glob`, and otherwise the input as compact
+/// JSON; control characters become spaces and the text is cut to [`LOG_ARGS_CHARS`] with `…`.
+pub fn log_args(call: &ToolUseBlock) -> String {
+    let key = match call.name.as_str() {
+        "bash" => Some("command"),
+        "read_file" | "write_file" | "edit_file" => Some("path"),
+        "glob" => Some("pattern"),
+        _ => None,
+    };
+    let text = match key.and_then(|k| call.input.get(k)).and_then(Value::as_str) {
+        Some(s) => s.to_string(),
+        None => call.input.to_string(),
+    };
+    permission::one_line(&text, LOG_ARGS_CHARS)
+}
+
+/// Registers the log hook on `PreToolUse`: prints `[HOOK] NAME(ARGS)` (see [`log_args`]) and
+/// never answers.
+pub fn register_log_hook(registry: &mut HookRegistry, printer: Printer) {
+    registry.register(HookEvent::PreToolUse, "log", move |ctx| {
+        if let HookContext::PreToolUse { call } = ctx {
+            printer(&format!("[HOOK] {}({})", call.name, log_args(call)));
+        }
+        Ok(None)
+    });
+}
+
+/// Registers the permission hook on `PreToolUse`, built on [`permission::check_tool_call`]:
+/// - `Deny` → answers `Permission denied by deny list`;
+/// - `Ask(reason)` → `approver.ask(reason)`; a refusal answers `Permission denied by user`;
+/// - `Allow` (or an approval) → passes.
+pub fn register_permission_hook(
+    registry: &mut HookRegistry,
+    mut approver: Box<dyn Approver>,
+    inside_workspace: InsideWorkspace,
+) {
+    registry.register(HookEvent::PreToolUse, "permission", move |ctx| {
+        let HookContext::PreToolUse { call } = ctx else { return Ok(None) };
+        Ok(match permission::check_tool_call(call, |p| inside_workspace(p)) {
+            Verdict::Allow => None,
+            Verdict::Deny(_) => Some(DENIED_BY_DENY_LIST.to_string()),
+            Verdict::Ask(reason) => (!approver.ask(&reason)).then(|| DENIED_BY_USER.to_string()),
+        })
+    });
+}
+
+/// Registers the context hook on `UserPromptSubmit`: prints
+/// `[HOOK] UserPromptSubmit: working in WORKDIR` and passes.
+pub fn register_context_hook(registry: &mut HookRegistry, printer: Printer, workdir_display: String) {
+    registry.register(HookEvent::UserPromptSubmit, "context", move |_| {
+        printer(&format!("[HOOK] UserPromptSubmit: working in {workdir_display}"));
+        Ok(None)
+    });
+}
+
+/// Registers the large-output hook on `PostToolUse`: when the output has more than
+/// [`LARGE_OUTPUT_CHARS`] characters, prints
+/// `[HOOK] PostToolUse: NAME returned N characters (over 100000)`; it never answers.
+pub fn register_large_output_hook(registry: &mut HookRegistry, printer: Printer) {
+    registry.register(HookEvent::PostToolUse, "large_output", move |ctx| {
+        if let HookContext::PostToolUse { call, outcome } = ctx {
+            let n = outcome.content.chars().count();
+            if n > LARGE_OUTPUT_CHARS {
+                printer(&format!(
+                    "[HOOK] PostToolUse: {} returned {n} characters (over {LARGE_OUTPUT_CHARS})",
+                    call.name
+                ));
+            }
+        }
+        Ok(None)
+    });
+}
+
+/// Registers the summary hook on `Stop`: prints `[HOOK] Stop: session used N tool calls`,
+/// N being the session's tool calls that ran, across turns; it never answers.
+pub fn register_summary_hook(registry: &mut HookRegistry, printer: Printer) {
+    registry.register(HookEvent::Stop, "summary", move |ctx| {
+        if let HookContext::Stop { tool_calls, .. } = ctx {
+            printer(&format!("[HOOK] Stop: session used {tool_calls} tool calls"));
+        }
+        Ok(None)
+    });
+}
+
+/// The hooks of course s04/s05, registered in this order:
+/// 1. `PreToolUse` **log** — first, so every attempted call is logged, including the ones the
+///    permission hook then refuses (the learner sees `[HOOK] bash(sudo reboot)` and then why it
+///    was refused). It never answers, so it cannot short-circuit the permission hook.
+/// 2. `PreToolUse` **permission** ([`register_permission_hook`]).
+/// 3. `UserPromptSubmit` **context** ([`register_context_hook`]).
+/// 4. `PostToolUse` **large_output** ([`register_large_output_hook`]).
+/// 5. `Stop` **summary** ([`register_summary_hook`]).
+///
+/// `printer` receives every line; `approver` answers `Allow? [y/N]`; `inside_workspace` is the
+/// workspace rule; `workdir_display` is WORKDIR as the context line shows it.
+pub fn course_hooks(
+    printer: Printer,
+    approver: Box<dyn Approver>,
+    inside_workspace: InsideWorkspace,
+    workdir_display: String,
+) -> HookRegistry {
+    let mut registry = HookRegistry::new(printer.clone());
+    register_log_hook(&mut registry, printer.clone());
+    register_permission_hook(&mut registry, approver, inside_workspace);
+    register_context_hook(&mut registry, printer.clone(), workdir_display);
+    register_large_output_hook(&mut registry, printer.clone());
+    register_summary_hook(&mut registry, printer);
+    registry
+}

@@ -1,0 +1,35 @@
+//! `agent-core`: the shared mechanism of the learn-claude-code Rust edition.
+//!
+//! Each chapter binary composes these pieces; none copies them.
+//!
+//! | module | what it holds | course / API source |
+//! |---|---|---|
+//! | [`messages`] | content blocks, requests, responses | Messages API |
+//! | [`normalize`] | `normalize_messages` | course §1 |
+//! | [`config`] | `.env` and environment variables | course §0 |
+//! | [`client`] | the HTTP client and its typed errors | Messages API |
+//! | [`model`] | the `Model` trait, replay and recording | ours |
+//! | [`dispatch`] | the dispatch map of tools | course s02 |
+//! | [`workspace`] | the workspace rule, in one place | course §1 |
+//! | [`tools`] | `bash`, `read_file`, `write_file`, `edit_file`, `glob` | course §1, §3 |
+//! | [`extension`] | what a chapter may add to a round | course s03–s05 |
+//! | [`agent`] | `agent_loop` and one user turn | course §0 |
+//! | [`permission`] | the deny list and destructive-command detection | course s04/s05 |
+//! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
+//! | [`ui`] | what the terminal shows | course §0 |
+//! | [`cli`] | flags, REPL, `-p`, `--demo` | course §0 |
+
+pub mod agent;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod dispatch;
+pub mod extension;
+pub mod hooks;
+pub mod messages;
+pub mod model;
+pub mod normalize;
+pub mod permission;
+pub mod tools;
+pub mod ui;
+pub mod workspace;

@@ -1,0 +1,450 @@
+//! Typed Messages API data: messages, content blocks, requests and responses.
+//!
+//! Source: the Anthropic Messages API (`POST /v1/messages`), sections "Messages", "Content blocks",
+//! "Tool use" and "Stop reasons". Every type here serialises to exactly the JSON the API takes and
+//! returns. Blocks and stop reasons this crate does not model (`thinking`, `redacted_thinking`,
+//! `server_tool_use`, a stop reason added next year) are kept as raw JSON and sent back unchanged,
+//! as the API requires for `thinking` blocks.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// Who wrote a message. The API accepts only these two roles in `messages`; the system prompt is a
+/// separate request field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The human, or the harness speaking for it (tool results, reminders).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One entry of `messages`: `{"role": "user"|"assistant", "content": …}`.
+///
+/// `content` is either a plain string or a list of content blocks, as the API allows both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// `user` or `assistant`.
+    pub role: Role,
+    /// A string or a list of [`ContentBlock`]s.
+    pub content: MessageContent,
+    /// Fields the API may add and this crate does not model. `normalize_messages` drops them
+    /// before a request (course §1, step 1: keep only `role` and `content`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Message {
+    /// A user message whose content is a plain string: `{"role":"user","content":"…"}` (course §0).
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self { role: Role::User, content: MessageContent::Text(text.into()), extra: Map::new() }
+    }
+
+    /// A user message made of content blocks, such as a round's `tool_result` blocks.
+    pub fn user_blocks(blocks: Vec<ContentBlock>) -> Self {
+        Self { role: Role::User, content: MessageContent::Blocks(blocks), extra: Map::new() }
+    }
+
+    /// An assistant message made of content blocks, as the API returned them.
+    pub fn assistant_blocks(blocks: Vec<ContentBlock>) -> Self {
+        Self { role: Role::Assistant, content: MessageContent::Blocks(blocks), extra: Map::new() }
+    }
+
+    /// The content as a block list. A plain string becomes one `text` block.
+    pub fn blocks(&self) -> Vec<ContentBlock> {
+        self.content.to_blocks()
+    }
+}
+
+/// The `content` of a [`Message`]: a string, or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    /// `"content": "hello"`.
+    Text(String),
+    /// `"content": [{"type": "text", …}, …]`.
+    Blocks(Vec<ContentBlock>),
+}
+
+impl MessageContent {
+    /// The content as a block list; a string becomes a single `text` block.
+    pub fn to_blocks(&self) -> Vec<ContentBlock> {
+        match self {
+            MessageContent::Text(text) => vec![ContentBlock::text(text.clone())],
+            MessageContent::Blocks(blocks) => blocks.clone(),
+        }
+    }
+}
+
+/// A content block. Known types are typed; any other block is kept verbatim in
+/// [`ContentBlock::Other`] so that it survives a round trip unchanged.
+///
+/// Serialised as the API's tagged object: `{"type": "text", "text": …}`,
+/// `{"type": "tool_use", "id": …, "name": …, "input": {…}}`,
+/// `{"type": "tool_result", "tool_use_id": …, "content": …, "is_error": true}`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentBlock {
+    /// `{"type":"text","text":…}`.
+    Text(TextBlock),
+    /// `{"type":"tool_use","id":…,"name":…,"input":…}`: the model asks the harness to run a tool.
+    ToolUse(ToolUseBlock),
+    /// `{"type":"tool_result","tool_use_id":…,"content":…}`: the harness answers one `tool_use`.
+    ToolResult(ToolResultBlock),
+    /// Any other block (`thinking`, `redacted_thinking`, `image`, …), as raw JSON.
+    Other(Value),
+}
+
+/// The body of a `text` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextBlock {
+    /// The text.
+    pub text: String,
+    /// Fields such as `citations` or `cache_control`, kept as they came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The body of a `tool_use` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolUseBlock {
+    /// The id the matching `tool_result` must carry, such as `toolu_01A…`.
+    pub id: String,
+    /// The tool's name, a key of the dispatch map.
+    pub name: String,
+    /// The arguments, a JSON object that should follow the tool's `input_schema` (the model may
+    /// send anything, so handlers validate it).
+    pub input: Value,
+    /// Fields the API may add, kept as they came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The body of a `tool_result` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultBlock {
+    /// The `id` of the `tool_use` this answers.
+    pub tool_use_id: String,
+    /// The tool's output: a string, or a list of content blocks.
+    pub content: MessageContent,
+    /// `true` when the tool failed; omitted otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Fields such as `cache_control`, kept as they came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ContentBlock {
+    /// A `text` block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text(TextBlock { text: text.into(), extra: Map::new() })
+    }
+
+    /// A `tool_use` block.
+    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        ContentBlock::ToolUse(ToolUseBlock {
+            id: id.into(),
+            name: name.into(),
+            input,
+            extra: Map::new(),
+        })
+    }
+
+    /// A `tool_result` block with string content; `is_error: true` is written only for errors.
+    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+        ContentBlock::ToolResult(ToolResultBlock {
+            tool_use_id: tool_use_id.into(),
+            content: MessageContent::Text(content.into()),
+            is_error: is_error.then_some(true),
+            extra: Map::new(),
+        })
+    }
+
+    /// The block's `type` string.
+    pub fn kind(&self) -> &str {
+        match self {
+            ContentBlock::Text(_) => "text",
+            ContentBlock::ToolUse(_) => "tool_use",
+            ContentBlock::ToolResult(_) => "tool_result",
+            ContentBlock::Other(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+}
+
+fn tagged<T: Serialize>(kind: &str, body: &T) -> Result<Value, serde_json::Error> {
+    let mut value = serde_json::to_value(body)?;
+    if let Value::Object(map) = &mut value {
+        // The tag goes first, as the API writes it.
+        let mut out = Map::with_capacity(map.len() + 1);
+        out.insert("type".to_owned(), Value::String(kind.to_owned()));
+        out.extend(std::mem::take(map));
+        return Ok(Value::Object(out));
+    }
+    Ok(value)
+}
+
+impl Serialize for ContentBlock {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        let value = match self {
+            ContentBlock::Text(b) => tagged("text", b),
+            ContentBlock::ToolUse(b) => tagged("tool_use", b),
+            ContentBlock::ToolResult(b) => tagged("tool_result", b),
+            ContentBlock::Other(v) => return v.serialize(serializer),
+        }
+        .map_err(S::Error::custom)?;
+        value.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let Some(Value::String(kind)) = value.get("type") else {
+            return Err(D::Error::custom("content block without a string \"type\""));
+        };
+        let mut body = value.clone();
+        if let Value::Object(map) = &mut body {
+            map.remove("type");
+        }
+        let typed = match kind.as_str() {
+            "text" => serde_json::from_value(body).map(ContentBlock::Text),
+            "tool_use" => serde_json::from_value(body).map(ContentBlock::ToolUse),
+            "tool_result" => serde_json::from_value(body).map(ContentBlock::ToolResult),
+            _ => return Ok(ContentBlock::Other(value)),
+        };
+        // A known type with an unexpected shape is still kept verbatim rather than rejected.
+        Ok(typed.unwrap_or(ContentBlock::Other(value)))
+    }
+}
+
+/// Why the model stopped. Source: Messages API, "Stop reasons".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// The model finished its turn.
+    EndTurn,
+    /// The model wants tools run; the response holds `tool_use` blocks.
+    ToolUse,
+    /// The output hit `max_tokens`; a trailing `tool_use` may be cut off and must not run.
+    MaxTokens,
+    /// A custom stop sequence was generated.
+    StopSequence,
+    /// A long server-side turn was paused; send the content back to continue.
+    PauseTurn,
+    /// The model declined to answer.
+    Refusal,
+    /// Any other value, kept as sent.
+    Other(String),
+}
+
+impl StopReason {
+    /// The wire string, such as `end_turn`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::StopSequence => "stop_sequence",
+            StopReason::PauseTurn => "pause_turn",
+            StopReason::Refusal => "refusal",
+            StopReason::Other(s) => s,
+        }
+    }
+}
+
+impl Serialize for StopReason {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StopReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        Ok(match s.as_str() {
+            "end_turn" => StopReason::EndTurn,
+            "tool_use" => StopReason::ToolUse,
+            "max_tokens" => StopReason::MaxTokens,
+            "stop_sequence" => StopReason::StopSequence,
+            "pause_turn" => StopReason::PauseTurn,
+            "refusal" => StopReason::Refusal,
+            _ => StopReason::Other(s),
+        })
+    }
+}
+
+/// A tool definition sent in `tools`: `{"name", "description", "input_schema"}`.
+/// Source: Messages API, "Tool use — defining tools".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, in one sentence (the course's exact text).
+    pub description: String,
+    /// A JSON Schema object describing the input.
+    pub input_schema: Value,
+}
+
+/// The body of `POST /v1/messages`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessagesRequest {
+    /// Model id, such as `claude-sonnet-4-5` (from `MODEL_ID`).
+    pub model: String,
+    /// Output cap in tokens; the course sends 8000.
+    pub max_tokens: u32,
+    /// The system prompt.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub system: String,
+    /// The conversation, already passed through `normalize_messages`.
+    pub messages: Vec<Message>,
+    /// The tools, in dispatch-map order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+    /// `true` asks for a server-sent-event stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+}
+
+/// Token counts reported by the API. Source: Messages API, "usage".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens billed for this request.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Output tokens generated.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Other counters (cache reads and writes, server tool use), kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A response of `POST /v1/messages`: `{"id","type":"message","role":"assistant","content",…}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessagesResponse {
+    /// The message id, such as `msg_01…`.
+    #[serde(default)]
+    pub id: String,
+    /// Always `message` for a successful response.
+    #[serde(rename = "type", default = "message_type")]
+    pub kind: String,
+    /// Always `assistant`.
+    #[serde(default = "assistant_role")]
+    pub role: Role,
+    /// The content blocks, in order.
+    pub content: Vec<ContentBlock>,
+    /// The model that answered.
+    #[serde(default)]
+    pub model: String,
+    /// Why generation stopped; `None` only inside an unfinished stream.
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
+    /// The stop sequence that was hit, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_sequence: Option<String>,
+    /// Token counts.
+    #[serde(default)]
+    pub usage: Usage,
+}
+
+fn message_type() -> String {
+    "message".to_owned()
+}
+
+fn assistant_role() -> Role {
+    Role::Assistant
+}
+
+impl MessagesResponse {
+    /// The `tool_use` blocks, in content order.
+    pub fn tool_uses(&self) -> impl Iterator<Item = &ToolUseBlock> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::ToolUse(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    /// The text blocks joined with newlines, as the course prints a final answer.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn blocks_serialise_to_the_api_json() {
+        let blocks = vec![
+            ContentBlock::text("hi"),
+            ContentBlock::tool_use("toolu_1", "bash", json!({"command": "ls"})),
+            ContentBlock::tool_result("toolu_1", "ok", false),
+            ContentBlock::tool_result("toolu_2", "Error: boom", true),
+        ];
+        insta::assert_json_snapshot!(blocks, @r#"
+        [
+          {
+            "type": "text",
+            "text": "hi"
+          },
+          {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "bash",
+            "input": {
+              "command": "ls"
+            }
+          },
+          {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": "ok"
+          },
+          {
+            "type": "tool_result",
+            "tool_use_id": "toolu_2",
+            "content": "Error: boom",
+            "is_error": true
+          }
+        ]
+        "#);
+    }
+
+    #[test]
+    fn unknown_blocks_and_fields_survive_a_round_trip() {
+        let raw = json!([
+            {"type": "thinking", "thinking": "hmm", "signature": "abc"},
+            {"type": "redacted_thinking", "data": "xyz"},
+            {"type": "text", "text": "x", "citations": [{"k": 1}]},
+            {"type": "tool_use", "id": "t", "name": "n", "input": {}, "caller": {"type": "direct"}}
+        ]);
+        let blocks: Vec<ContentBlock> = serde_json::from_value(raw.clone()).unwrap();
+        assert!(matches!(blocks[0], ContentBlock::Other(_)));
+        assert!(matches!(blocks[2], ContentBlock::Text(_)));
+        assert_eq!(serde_json::to_value(&blocks).unwrap(), raw);
+    }
+
+    #[test]
+    fn unknown_stop_reason_is_kept() {
+        let r: MessagesResponse = serde_json::from_value(json!({
+            "id": "m", "type": "message", "role": "assistant", "content": [],
+            "model": "x", "stop_reason": "model_context_window_exceeded",
+            "usage": {"input_tokens": 1, "output_tokens": 2}
+        }))
+        .unwrap();
+        assert_eq!(r.stop_reason, Some(StopReason::Other("model_context_window_exceeded".into())));
+        assert_eq!(serde_json::to_value(&r).unwrap()["stop_reason"], "model_context_window_exceeded");
+    }
+}

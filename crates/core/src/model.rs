@@ -1,0 +1,176 @@
+//! The `Model` the loop talks to, and the two ways to answer without a network.
+//!
+//! - [`crate::client::AnthropicClient`]: the real Messages API.
+//! - [`ReplayModel`]: answers from recorded responses, one per request, in order.
+//! - [`Recording`]: wraps any model and appends each response it returns to a JSONL file.
+//!
+//! A recording is a JSONL file: one Messages API response body (`{"id","type":"message",…}`) per
+//! line, in the order the session received them. `--record FILE` writes one; `--replay FILE` and
+//! `--demo` read one. Source: ours (goose's record/replay decorator, STYLE.md).
+
+use std::future::Future;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Mutex;
+
+use crate::client::{AnthropicClient, ApiError};
+use crate::messages::{MessagesRequest, MessagesResponse};
+
+/// The future a [`Model`] returns.
+pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<MessagesResponse, ApiError>> + Send + 'a>>;
+
+/// Something that answers a Messages API request.
+pub trait Model: Send + Sync {
+    /// Answers one request with one assistant response.
+    fn create<'a>(&'a self, request: &'a MessagesRequest) -> ModelFuture<'a>;
+}
+
+impl Model for AnthropicClient {
+    fn create<'a>(&'a self, request: &'a MessagesRequest) -> ModelFuture<'a> {
+        Box::pin(AnthropicClient::create(self, request))
+    }
+}
+
+/// Answers from recorded responses, in order; needs no key and no network.
+pub struct ReplayModel {
+    source: String,
+    responses: Vec<MessagesResponse>,
+    next: Mutex<usize>,
+}
+
+impl ReplayModel {
+    /// Parses JSONL text: one response body per non-blank line. `source` names it in errors.
+    ///
+    /// # Errors
+    /// [`ApiError::Replay`] naming the line that is not a Messages API response.
+    pub fn from_jsonl(source: impl Into<String>, text: &str) -> Result<Self, ApiError> {
+        let source = source.into();
+        let mut responses = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let response: MessagesResponse = serde_json::from_str(line)
+                .map_err(|e| ApiError::Replay(format!("{source} line {}: {e}", i + 1)))?;
+            responses.push(response);
+        }
+        Ok(Self { source, responses, next: Mutex::new(0) })
+    }
+
+    /// Reads a recording from `path`.
+    ///
+    /// # Errors
+    /// [`ApiError::Replay`] when the file cannot be read or a line does not parse.
+    pub fn from_file(path: &Path) -> Result<Self, ApiError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ApiError::Replay(format!("cannot read {}: {e}", path.display())))?;
+        Self::from_jsonl(path.display().to_string(), &text)
+    }
+
+    /// How many recorded responses are left.
+    pub fn remaining(&self) -> usize {
+        let next = *self.next.lock().unwrap_or_else(|p| p.into_inner());
+        self.responses.len().saturating_sub(next)
+    }
+}
+
+impl Model for ReplayModel {
+    fn create<'a>(&'a self, _request: &'a MessagesRequest) -> ModelFuture<'a> {
+        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        let result = match self.responses.get(*next) {
+            Some(r) => {
+                *next += 1;
+                Ok(r.clone())
+            }
+            None => Err(ApiError::Replay(format!(
+                "{} has no more recorded turns (all {} were used)",
+                self.source,
+                self.responses.len()
+            ))),
+        };
+        Box::pin(async move { result })
+    }
+}
+
+/// Wraps a model and appends every response it returns to a JSONL file (`--record FILE`).
+pub struct Recording<M> {
+    inner: M,
+    path: PathBuf,
+    file: Mutex<std::fs::File>,
+}
+
+impl<M: Model> Recording<M> {
+    /// Opens `path` for appending (creating it) and wraps `inner`.
+    ///
+    /// # Errors
+    /// The I/O error when the file cannot be opened.
+    pub fn new(inner: M, path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Self { inner, path: path.to_owned(), file: Mutex::new(file) })
+    }
+}
+
+impl<M: Model> Model for Recording<M> {
+    fn create<'a>(&'a self, request: &'a MessagesRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let response = self.inner.create(request).await?;
+            let line = serde_json::to_string(&response).map_err(|e| ApiError::Decode(e.to_string()))?;
+            let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = writeln!(file, "{line}").and_then(|()| file.flush()) {
+                // A failed recording must not cost the user the answer.
+                eprintln!("warning: could not append to {}: {e}", self.path.display());
+            }
+            Ok(response)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::Message;
+
+    fn request() -> MessagesRequest {
+        MessagesRequest {
+            model: "m".into(),
+            max_tokens: 10,
+            system: String::new(),
+            messages: vec![Message::user_text("hi")],
+            tools: vec![],
+            stream: None,
+        }
+    }
+
+    const TWO: &str = r#"{"id":"a","type":"message","role":"assistant","content":[{"type":"text","text":"one"}],"model":"m","stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}
+
+{"id":"b","type":"message","role":"assistant","content":[{"type":"text","text":"two"}],"model":"m","stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}
+"#;
+
+    #[tokio::test]
+    async fn replay_answers_in_order_then_says_it_ran_out() {
+        let model = ReplayModel::from_jsonl("t.jsonl", TWO).unwrap();
+        assert_eq!(model.create(&request()).await.unwrap().text(), "one");
+        assert_eq!(model.create(&request()).await.unwrap().text(), "two");
+        let err = model.create(&request()).await.unwrap_err();
+        assert_eq!(err.to_string(), "replay: t.jsonl has no more recorded turns (all 2 were used)");
+    }
+
+    #[test]
+    fn a_bad_line_is_named() {
+        let err = ReplayModel::from_jsonl("t.jsonl", "{}\n").err().unwrap();
+        assert!(err.to_string().starts_with("replay: t.jsonl line 1:"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn recording_appends_what_replay_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.jsonl");
+        let rec = Recording::new(ReplayModel::from_jsonl("t", TWO).unwrap(), &path).unwrap();
+        rec.create(&request()).await.unwrap();
+        rec.create(&request()).await.unwrap();
+        let back = ReplayModel::from_file(&path).unwrap();
+        assert_eq!(back.remaining(), 2);
+        assert_eq!(back.create(&request()).await.unwrap().text(), "one");
+    }
+}

@@ -1,0 +1,197 @@
+//! `normalize_messages`: repair a copy of the history before every request.
+//!
+//! Source: course §1. The stored history is never rewritten (course issue #37); the loop sends
+//! `normalize_messages(&history)` instead. Three steps, in order:
+//! 1. keep only `role` and `content`, and drop block fields whose names start with `_`;
+//! 2. give every `tool_use` without a matching `tool_result` a `(cancelled)` result, inserted right
+//!    after its assistant message (strict endpoints reject orphans; an interrupted turn leaves them);
+//! 3. merge consecutive messages of the same role, turning string content into a `text` block.
+//!
+//! After step 3 any `text` block that followed `tool_result` blocks stays after them, because
+//! merging only concatenates block lists in order and step 2 puts results first.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::messages::{ContentBlock, Message, MessageContent, Role};
+
+/// The `tool_result` content given to a `tool_use` that never got one.
+pub const CANCELLED: &str = "(cancelled)";
+
+/// Returns the repaired copy of `history` to send; `history` itself is left untouched.
+pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
+    // Step 1: only role and content; no `_private` block fields.
+    let cleaned: Vec<Message> = history
+        .iter()
+        .map(|m| Message { role: m.role, content: strip_private(&m.content), extra: Map::new() })
+        .collect();
+
+    // Step 2: answer orphaned tool_use blocks right after their assistant message.
+    let answered: HashSet<&str> = cleaned
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .flat_map(|m| match &m.content {
+            MessageContent::Blocks(blocks) => blocks.as_slice(),
+            MessageContent::Text(_) => &[],
+        })
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut repaired: Vec<Message> = Vec::with_capacity(cleaned.len() + 1);
+    for message in &cleaned {
+        repaired.push(message.clone());
+        if message.role != Role::Assistant {
+            continue;
+        }
+        let MessageContent::Blocks(blocks) = &message.content else { continue };
+        let orphans: Vec<ContentBlock> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse(u) if !answered.contains(u.id.as_str()) => {
+                    Some(ContentBlock::tool_result(u.id.clone(), CANCELLED, false))
+                }
+                _ => None,
+            })
+            .collect();
+        if !orphans.is_empty() {
+            repaired.push(Message::user_blocks(orphans));
+        }
+    }
+
+    // Step 3: merge consecutive messages of the same role.
+    let mut merged: Vec<Message> = Vec::with_capacity(repaired.len());
+    for message in repaired {
+        match merged.last_mut() {
+            Some(last) if last.role == message.role => {
+                let mut blocks = last.content.to_blocks();
+                blocks.extend(message.content.to_blocks());
+                last.content = MessageContent::Blocks(tool_results_first(blocks));
+            }
+            _ => merged.push(message),
+        }
+    }
+    merged
+}
+
+/// In a merged user message, `tool_result` blocks must lead (the API requires results right
+/// after their `tool_use`); other blocks keep their relative order after them.
+fn tool_results_first(blocks: Vec<ContentBlock>) -> Vec<ContentBlock> {
+    let (results, rest): (Vec<_>, Vec<_>) =
+        blocks.into_iter().partition(|b| matches!(b, ContentBlock::ToolResult(_)));
+    results.into_iter().chain(rest).collect()
+}
+
+fn strip_private(content: &MessageContent) -> MessageContent {
+    match content {
+        MessageContent::Text(t) => MessageContent::Text(t.clone()),
+        MessageContent::Blocks(blocks) => MessageContent::Blocks(blocks.iter().map(strip_block).collect()),
+    }
+}
+
+fn strip_block(block: &ContentBlock) -> ContentBlock {
+    let keep = |extra: &Map<String, Value>| -> Map<String, Value> {
+        extra.iter().filter(|(k, _)| !k.starts_with('_')).map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    match block {
+        ContentBlock::Text(b) => {
+            let mut b = b.clone();
+            b.extra = keep(&b.extra);
+            ContentBlock::Text(b)
+        }
+        ContentBlock::ToolUse(b) => {
+            let mut b = b.clone();
+            b.extra = keep(&b.extra);
+            ContentBlock::ToolUse(b)
+        }
+        ContentBlock::ToolResult(b) => {
+            let mut b = b.clone();
+            b.extra = keep(&b.extra);
+            ContentBlock::ToolResult(b)
+        }
+        ContentBlock::Other(Value::Object(map)) => ContentBlock::Other(Value::Object(keep(map))),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msgs(v: Value) -> Vec<Message> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn private_fields_and_extra_message_keys_are_dropped() {
+        let history = msgs(json!([
+            {"role": "user", "content": "hi", "_ts": 1},
+            {"role": "assistant", "content": [{"type": "text", "text": "yo", "_shown": true}]}
+        ]));
+        let out = serde_json::to_value(normalize_messages(&history)).unwrap();
+        assert_eq!(
+            out,
+            json!([
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "text", "text": "yo"}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn orphaned_tool_use_gets_a_cancelled_result_right_after_its_message() {
+        let history = msgs(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "bash", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "bash", "input": {}}
+            ]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "ok"}]}
+        ]));
+        let out = serde_json::to_value(normalize_messages(&history)).unwrap();
+        assert_eq!(
+            out,
+            json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "a", "name": "bash", "input": {}},
+                    {"type": "tool_use", "id": "b", "name": "bash", "input": {}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "b", "content": "(cancelled)"},
+                    {"type": "tool_result", "tool_use_id": "a", "content": "ok"}
+                ]}
+            ])
+        );
+    }
+
+    #[test]
+    fn consecutive_same_role_messages_merge_into_blocks() {
+        let history = msgs(json!([
+            {"role": "user", "content": "first"},
+            {"role": "user", "content": "second"}
+        ]));
+        let out = serde_json::to_value(normalize_messages(&history)).unwrap();
+        assert_eq!(
+            out,
+            json!([{"role": "user", "content": [
+                {"type": "text", "text": "first"},
+                {"type": "text", "text": "second"}
+            ]}])
+        );
+    }
+
+    #[test]
+    fn the_stored_history_is_not_changed() {
+        let history = msgs(json!([
+            {"role": "user", "content": "go", "_x": 1},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "bash", "input": {}}]}
+        ]));
+        let before = history.clone();
+        let _ = normalize_messages(&history);
+        assert_eq!(history, before);
+    }
+}

@@ -1,0 +1,80 @@
+//! The tools: `bash`, `read_file`, `write_file`, `edit_file` (course §1, s02) and `glob` (course §3).
+//!
+//! One file per tool. Each constructor takes the [`Workspace`], so every path goes through the one
+//! workspace rule, and returns an `impl Tool` for the [`DispatchMap`]. Failures are
+//! [`ToolError`](crate::dispatch::ToolError)s, which the map sends back as `Error: …`.
+//!
+//! | tool | input | output |
+//! |---|---|---|
+//! | `bash` | `command` | stdout then stderr, trimmed, ≤ 50,000 characters; `(no output)` |
+//! | `read_file` | `path`, `limit`? | lines joined by `\n`; `... (N more lines)`; ≤ 50,000 characters |
+//! | `write_file` | `path`, `content` | `Wrote N bytes to PATH` (N = UTF-8 bytes) |
+//! | `edit_file` | `path`, `old_text`, `new_text` | `Edited PATH` |
+//! | `glob` | `pattern` | sorted workspace-relative paths, ≤ 200; `(no matches)` |
+
+mod bash;
+mod edit_file;
+mod glob;
+mod read_file;
+mod write_file;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::dispatch::DispatchMap;
+use crate::messages::ToolSpec;
+use crate::workspace::Workspace;
+
+pub use bash::{bash, run_command};
+pub use edit_file::edit_file;
+pub use glob::glob;
+pub use read_file::read_file;
+pub use write_file::write_file;
+
+/// The most characters a tool output carries before it is cut (course §1: 50,000).
+pub const MAX_OUTPUT_CHARS: usize = 50_000;
+
+/// Settings for the tools that have any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOptions {
+    /// How long one `bash` command may run before its whole process group is killed and the
+    /// result is `Error: Timeout (Ns)`. Default 120 s (course §1).
+    pub bash_timeout: Duration,
+}
+
+impl Default for ToolOptions {
+    fn default() -> Self {
+        Self { bash_timeout: Duration::from_secs(120) }
+    }
+}
+
+/// s02's tools, in the course's order: `bash`, `read_file`, `write_file`, `edit_file` (course §1).
+pub fn s02(ws: &Workspace, opts: &ToolOptions) -> DispatchMap {
+    DispatchMap::new().with(bash(ws, opts)).with(read_file(ws)).with(write_file(ws)).with(edit_file(ws))
+}
+
+/// A tool spec with the course's schema shape:
+/// `{"type":"object","properties":{…},"required":[…]}`.
+pub(crate) fn spec(name: &str, description: &str, properties: Value, required: &[&str]) -> ToolSpec {
+    ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema: json!({"type": "object", "properties": properties, "required": required}),
+    }
+}
+
+/// Keeps the first [`MAX_OUTPUT_CHARS`] characters of `text`; returns the kept text and how many
+/// characters were dropped.
+pub(crate) fn cut_chars(text: &str, max: usize) -> (&str, usize) {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => (&text[..at], text[at..].chars().count()),
+        None => (text, 0),
+    }
+}
+
+/// Every tool, for tests and chapters that want them all: s02's four then `glob`.
+pub fn all(ws: &Workspace, opts: &ToolOptions) -> DispatchMap {
+    s02(ws, opts).with(glob(ws))
+}
+

@@ -1,0 +1,226 @@
+//! `read_file`: show a file's lines (course §1, s02).
+//!
+//! Input `{"path": string, "limit"?: integer}`. Output: the file's lines joined by `\n` (a line
+//! ends at `\n`; a `\r` before it is dropped; a final newline adds no empty line). With `limit` <
+//! line count: the first `limit` lines, then `... (N more lines)`. `limit` 0 means no limit, as
+//! in the course (where `0` is falsy).
+//!
+//! Bounded memory (ours): the file is streamed in 64 KiB chunks. At most [`HEAD_BYTES`] of the
+//! shown lines are kept; the rest of the file is only scanned to count its lines, so the
+//! `N more lines` count is exact even for a 200 MB file. When the shown text exceeds 50,000
+//! characters it is cut there and followed by `... (output cut at 50000 characters; N more
+//! lines)`, N counting every line not shown in full.
+//!
+//! Errors (`Error: …` for the model): the workspace rule; `File not found: PATH`;
+//! `PATH is a folder, not a file`; `PATH is a binary file (N bytes); not shown` when the first
+//! 8 KiB hold a NUL byte or are mostly (over a quarter) invalid UTF-8; other I/O errors as
+//! `Cannot read PATH: …`. PATH is always the path as the model gave it.
+
+use std::fs::File;
+use std::io::{self, Read};
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{MAX_OUTPUT_CHARS, cut_chars, spec};
+use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
+use crate::workspace::{Access, Workspace, WsPath};
+
+/// Bytes of the shown lines kept in memory: enough for 50,000 characters of up to 4 bytes each.
+const HEAD_BYTES: usize = 4 * MAX_OUTPUT_CHARS + 4;
+/// How much of the start of a file is inspected to decide that it is binary.
+const SNIFF_BYTES: usize = 8 * 1024;
+const CHUNK: usize = 64 * 1024;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    limit: Option<u64>,
+}
+
+/// The `read_file` tool (course §1): `Read file contents.`, input `path` and optional integer
+/// `limit`. See the module docs for the output and errors.
+pub fn read_file(ws: &Workspace) -> impl Tool + use<> {
+    let ws = ws.clone();
+    FnTool::new(
+        spec(
+            "read_file",
+            "Read file contents.",
+            json!({"path": {"type": "string"}, "limit": {"type": "integer"}}),
+            &["path"],
+        ),
+        move |input| {
+            let ws = ws.clone();
+            Box::pin(async move {
+                let args: Args = parse_input(input)?;
+                let path = ws.locate(&args.path, Access::Read)?;
+                let limit = args.limit.filter(|&l| l > 0);
+                tokio::task::spawn_blocking(move || read(&path, limit))
+                    .await
+                    .map_err(|e| ToolError::failed(format!("read_file stopped: {e}")))?
+            })
+        },
+    )
+}
+
+/// Reads `path` as described in the module docs; blocking.
+fn read(path: &WsPath, limit: Option<u64>) -> Result<String, ToolError> {
+    let given = path.given();
+    let io_err = |e: io::Error| match e.kind() {
+        io::ErrorKind::NotFound => ToolError::Failed(format!("File not found: {given}")),
+        _ => ToolError::Failed(format!("Cannot read {given}: {e}")),
+    };
+    let mut file = File::open(path.as_path()).map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
+    if meta.is_dir() {
+        return Err(ToolError::Failed(format!("{given} is a folder, not a file")));
+    }
+
+    let mut scan = Scan::new(limit);
+    let mut buf = vec![0u8; CHUNK];
+    let mut first = true;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err(e)),
+        };
+        if first {
+            first = false;
+            let sniff = &buf[..n.min(SNIFF_BYTES)];
+            if looks_binary(sniff, n < SNIFF_BYTES) {
+                return Err(ToolError::Failed(format!(
+                    "{given} is a binary file ({} bytes); not shown",
+                    meta.len()
+                )));
+            }
+        }
+        scan.feed(&buf[..n]);
+    }
+    Ok(scan.finish())
+}
+
+/// A NUL byte, or more than a quarter of the bytes invalid UTF-8. `complete` says `sniff` is the
+/// whole file, so a multi-byte character cut at its end is invalid rather than truncated.
+fn looks_binary(sniff: &[u8], complete: bool) -> bool {
+    if sniff.contains(&0) {
+        return true;
+    }
+    let mut invalid = 0usize;
+    let mut rest = sniff;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(_) => break,
+            Err(e) => {
+                let bad = match e.error_len() {
+                    Some(len) => len,
+                    None if complete => rest.len() - e.valid_up_to(),
+                    None => break, // a character cut by the 8 KiB window
+                };
+                invalid += bad;
+                rest = &rest[e.valid_up_to() + bad..];
+            }
+        }
+    }
+    invalid * 4 > sniff.len()
+}
+
+/// The streaming state: the kept head of the shown lines, and line counts.
+struct Scan {
+    limit: Option<u64>,
+    head: Vec<u8>,
+    /// The head stopped short of the shown lines because of [`HEAD_BYTES`].
+    head_full: bool,
+    /// Newlines seen so far.
+    newlines: u64,
+    /// The last byte seen, to know whether the last line ends with a newline.
+    last: Option<u8>,
+}
+
+impl Scan {
+    fn new(limit: Option<u64>) -> Self {
+        Self { limit, head: Vec::new(), head_full: false, newlines: 0, last: None }
+    }
+
+    fn feed(&mut self, mut chunk: &[u8]) {
+        if let Some(&b) = chunk.last() {
+            self.last = Some(b);
+        }
+        // Keep bytes while still inside the shown lines and below the byte cap.
+        while !chunk.is_empty() && !self.head_full && self.limit.is_none_or(|l| self.newlines < l) {
+            let room = HEAD_BYTES - self.head.len();
+            if room == 0 {
+                self.head_full = true;
+                break;
+            }
+            let take = match memchr::memchr(b'\n', chunk) {
+                Some(i) => i + 1,
+                None => chunk.len(),
+            }
+            .min(room);
+            let piece = &chunk[..take];
+            self.head.extend_from_slice(piece);
+            if piece.last() == Some(&b'\n') {
+                self.newlines += 1;
+            }
+            chunk = &chunk[take..];
+        }
+        self.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+    }
+
+    fn finish(self) -> String {
+        let total = self.newlines + u64::from(self.last.is_some_and(|b| b != b'\n'));
+        let shown = self.limit.map_or(total, |l| l.min(total));
+        let text = String::from_utf8_lossy(&self.head);
+        let mut lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+        // `split` yields one piece more than there are newlines; trim to the shown lines.
+        lines.truncate(usize::try_from(shown).unwrap_or(usize::MAX));
+        let joined = lines.join("\n");
+        let (kept, cut) = cut_chars(&joined, MAX_OUTPUT_CHARS);
+        if cut > 0 || self.head_full {
+            let full_lines = kept.matches('\n').count() as u64;
+            format!(
+                "{kept}\n... (output cut at {MAX_OUTPUT_CHARS} characters; {} more lines)",
+                total.saturating_sub(full_lines)
+            )
+        } else if shown < total {
+            format!("{joined}\n... ({} more lines)", total - shown)
+        } else {
+            joined
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(text: &[u8], limit: Option<u64>, chunk: usize) -> String {
+        let mut s = Scan::new(limit);
+        for c in text.chunks(chunk) {
+            s.feed(c);
+        }
+        s.finish()
+    }
+
+    #[test]
+    fn lines_and_limits_whatever_the_chunking() {
+        for chunk in [1, 2, 3, 1000] {
+            assert_eq!(scan(b"a\nb\nc\n", None, chunk), "a\nb\nc");
+            assert_eq!(scan(b"a\r\nb\nc", None, chunk), "a\nb\nc");
+            assert_eq!(scan(b"a\nb\nc\n", Some(2), chunk), "a\nb\n... (1 more lines)");
+            assert_eq!(scan(b"a\nb\nc", Some(3), chunk), "a\nb\nc");
+            assert_eq!(scan(b"a\n\n", None, chunk), "a\n");
+            assert_eq!(scan(b"", None, chunk), "");
+        }
+    }
+
+    #[test]
+    fn binary_sniffing() {
+        assert!(looks_binary(b"ab\0c", true));
+        assert!(looks_binary(&[0xff; 100], true));
+        assert!(!looks_binary("héllo wörld".as_bytes(), true));
+        assert!(!looks_binary(&"é".as_bytes()[..1], false));
+    }
+}

@@ -1,0 +1,94 @@
+//! `write_file`: create or overwrite a file (course §1, s02).
+//!
+//! Input `{"path": string, "content": string}`. Creates missing parent folders (only inside the
+//! workspace: the path is checked by [`Access::Write`] before anything is created) and writes
+//! atomically: the content goes to a temporary file in the same folder, which is then renamed over
+//! the target, so a failed write never leaves a half-written file. An existing file keeps its
+//! permission bits; a new file gets `0o666` minus the umask, like any new file. Writing through a
+//! symlink inside the workspace replaces the file it points to and keeps the link.
+//!
+//! Output `Wrote N bytes to PATH`, N the UTF-8 byte count **(fix: the course counted
+//! characters)**, PATH as given. Errors: the workspace rule; `PATH is a folder, not a file`;
+//! `Cannot write PATH: …` for any I/O failure.
+
+use std::fs::{self, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::spec;
+use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
+use crate::workspace::{Access, Workspace, WsPath};
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+/// The `write_file` tool (course §1): `Write content to file.`, input `path` and `content`. See
+/// the module docs for the output and errors.
+pub fn write_file(ws: &Workspace) -> impl Tool + use<> {
+    let ws = ws.clone();
+    FnTool::new(
+        spec(
+            "write_file",
+            "Write content to file.",
+            json!({"path": {"type": "string"}, "content": {"type": "string"}}),
+            &["path", "content"],
+        ),
+        move |input| {
+            let ws = ws.clone();
+            Box::pin(async move {
+                let args: Args = parse_input(input)?;
+                let path = ws.locate(&args.path, Access::Write)?;
+                let n = args.content.len();
+                tokio::task::spawn_blocking(move || {
+                    if path.is_dir() {
+                        return Err(ToolError::Failed(format!("{} is a folder, not a file", path.given())));
+                    }
+                    if let Some(parent) = path.parent() {
+                        fs::create_dir_all(parent).map_err(|e| write_error(&path, e))?;
+                    }
+                    atomic_write(&path, args.content.as_bytes())
+                })
+                .await
+                .map_err(|e| ToolError::failed(format!("write_file stopped: {e}")))??;
+                Ok(format!("Wrote {n} bytes to {}", args.path))
+            })
+        },
+    )
+}
+
+/// `Cannot write PATH: ERROR`.
+pub(crate) fn write_error(path: &WsPath, e: io::Error) -> ToolError {
+    ToolError::Failed(format!("Cannot write {}: {e}", path.given()))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, keeping an
+/// existing file's permission bits. The parent folder must exist. Blocking.
+///
+/// # Errors
+/// `Cannot write PATH: …`; the target is then untouched and the temporary file removed.
+pub(crate) fn atomic_write(path: &WsPath, bytes: &[u8]) -> Result<(), ToolError> {
+    let err = |e: io::Error| write_error(path, e);
+    let parent = path.parent().ok_or_else(|| err(io::Error::other("no parent folder")))?;
+    let old_mode = fs::metadata(path.as_path()).ok().map(|m| m.permissions().mode() & 0o7777);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(Permissions::from_mode(old_mode.unwrap_or(0o666)))
+        .tempfile_in(parent)
+        .map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    if let Some(mode) = old_mode {
+        // The umask applied at creation; restore the exact old bits.
+        tmp.as_file().set_permissions(Permissions::from_mode(mode)).map_err(err)?;
+    }
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path.as_path()).map_err(|e| err(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! What the terminal shows: the prompt, tool calls, answers, notices.
+//!
+//! Source: course §0–§1 (`sNN >> ` in cyan; per call `> NAME:` and the first 200 characters of
+//! the output). Colour is used only when the stream is a terminal and `NO_COLOR` is unset, so a
+//! piped run carries no ANSI escapes. Writes never panic: a closed pipe is ignored.
+
+use std::io::{IsTerminal, Write};
+
+const CYAN: &str = "\x1b[36m";
+const YELLOW: &str = "\x1b[33m";
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+/// How many characters of a tool's output the terminal shows (course §1).
+pub const PREVIEW_CHARS: usize = 200;
+
+/// Terminal output settings: whether stdout and stderr get colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ui {
+    /// Colour on stdout.
+    pub color_out: bool,
+    /// Colour on stderr.
+    pub color_err: bool,
+}
+
+impl Ui {
+    /// Colour where the stream is a terminal and `NO_COLOR` is unset.
+    pub fn detect() -> Self {
+        let allowed = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Self {
+            color_out: allowed && std::io::stdout().is_terminal(),
+            color_err: allowed && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// No colour anywhere (tests, piped runs).
+    pub fn plain() -> Self {
+        Self { color_out: false, color_err: false }
+    }
+
+    /// The REPL prompt, `NAME >> `, cyan on a terminal.
+    pub fn prompt(&self, name: &str) -> String {
+        paint(self.color_out, CYAN, &format!("{name} >> "))
+    }
+
+    /// A line on stdout.
+    pub fn say(&self, text: &str) {
+        out(&format!("{text}\n"));
+    }
+
+    /// A tool call: `> NAME:` then the first 200 characters of its output (course §1).
+    pub fn tool_call(&self, name: &str, output: &str) {
+        let head = paint(self.color_out, YELLOW, &format!("> {name}:"));
+        let preview: String = output.chars().take(PREVIEW_CHARS).collect();
+        out(&format!("{head}\n{preview}\n"));
+    }
+
+    /// The model's final answer for a turn.
+    pub fn answer(&self, text: &str) {
+        if !text.is_empty() {
+            out(&format!("{text}\n"));
+        }
+    }
+
+    /// A status line on stderr (dim on a terminal).
+    pub fn notice(&self, text: &str) {
+        err(&format!("{}\n", paint(self.color_err, DIM, text)));
+    }
+
+    /// An error line on stderr (red on a terminal).
+    pub fn error(&self, text: &str) {
+        err(&format!("{}\n", paint(self.color_err, RED, text)));
+    }
+
+    /// A todo list render with coloured markers on a terminal: `[x]` green, `[>]` yellow;
+    /// the same text, uncoloured, when piped.
+    pub fn todo_list(&self, title: Option<&str>, render: &str) {
+        let mut text = String::new();
+        if let Some(t) = title {
+            text.push_str(t);
+            text.push('\n');
+        }
+        for line in render.lines() {
+            let painted = if let Some(rest) = line.strip_prefix("[x]") {
+                format!("{}{rest}", paint(self.color_out, GREEN, "[x]"))
+            } else if let Some(rest) = line.strip_prefix("[>]") {
+                format!("{}{rest}", paint(self.color_out, YELLOW, "[>]"))
+            } else if line.starts_with('(') {
+                paint(self.color_out, DIM, line)
+            } else {
+                line.to_owned()
+            };
+            text.push_str(&painted);
+            text.push('\n');
+        }
+        out(&text);
+    }
+}
+
+fn paint(on: bool, color: &str, text: &str) -> String {
+    if on { format!("{color}{text}{RESET}") } else { text.to_owned() }
+}
+
+/// Writes to stdout and flushes; errors (a closed pipe) are ignored.
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes to stderr; errors are ignored.
+pub fn err(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}

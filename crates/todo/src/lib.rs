@@ -1,0 +1,31 @@
+//! The planning layer of the course *learn-claude-code*: todo lists and the nag reminder.
+//!
+//! ```text
+//!   model ──tool_use todo / todo_write──▶ TodoManager ──render()──▶ tool_result
+//!                                              │
+//!   rounds without a todo call ──▶ Nag ──≥ 3──▶ <reminder>Update your todos.</reminder>
+//! ```
+//!
+//! This crate is pure logic: no I/O, no agent loop. The chapters plug it in.
+//!
+//! | module | course chapter | what it holds |
+//! |---|---|---|
+//! | [`s03`] | s03 — TodoWrite | the `todo` tool: items `{id, text, status}`, render with `#id` |
+//! | [`s05`] | s05 — todo_write | the `todo_write` tool: items `{content, status}`, string input |
+//! | [`pyliteral`] | s05 (course #340) | a safe parser for Python-literal strings; evaluates nothing |
+//! | [`nag`] | s03 and s05 | the rounds-since-todo counter and its two reset policies |
+//!
+//! Key insight (course s03): a todo tool gives the agent no new power to act, only a plan it must keep
+//! visible — and the nag makes forgetting it costly.
+
+pub mod nag;
+pub mod pyliteral;
+pub mod s03;
+pub mod s05;
+
+mod fields;
+
+pub use s03::Status;
+
+/// The most items one update may hold, in both flavours (course s03 and s05): `Max 20 todos allowed`.
+pub const MAX_TODOS: usize = 20;
