@@ -1,1 +1,107 @@
-//! placeholder
+//! Support for the end-to-end tests: build and run the real chapter binaries against the loopback
+//! Messages API server from `mock-api`, in a fresh temporary workspace.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+
+pub use mock_api::{MockServer, RecordedRequest, Reply, reply};
+use serde_json::Value;
+
+/// Variables that would let a test reach a real endpoint or change what a chapter reads.
+const SCRUBBED: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MAX_RETRIES",
+    "MODEL_ID",
+    "AUTH_TYPE",
+];
+
+static BUILT: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+/// The path of chapter binary `name` (`s02`, `s03`, …), built with `cargo build -p NAME` once per
+/// test process so the test always runs the current source of the real package binary.
+pub fn bin(name: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    let set = built.get_or_insert_with(HashSet::new);
+    if !set.contains(name) {
+        let status = Command::new(&cargo)
+            .args(["build", "--quiet", "-p", name, "--bin", name])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "cargo build -p {name} failed");
+        set.insert(name.to_owned());
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> → target/<profile>/<name>
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    dir.join(name)
+}
+
+/// A chapter process about to run in `workdir`, with the environment scrubbed of anything that
+/// could reach a real API, colour off, and `base_url` set when given.
+pub fn chapter(name: &str, workdir: &Path, base_url: Option<&str>) -> Command {
+    let mut cmd = Command::new(bin(name));
+    cmd.current_dir(workdir).env("NO_COLOR", "1");
+    for var in SCRUBBED {
+        cmd.env_remove(var);
+    }
+    if let Some(url) = base_url {
+        cmd.env("ANTHROPIC_BASE_URL", url).env("MODEL_ID", "mock-model");
+    }
+    cmd
+}
+
+/// Runs `cmd` with `stdin` as its whole standard input and returns its output.
+pub fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn chapter binary");
+    if let Some(mut input) = child.stdin.take() {
+        input.write_all(stdin.as_bytes()).expect("write stdin");
+    }
+    child.wait_with_output().expect("wait for chapter binary")
+}
+
+/// Standard output as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Standard error as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The request bodies with the workspace's temporary path replaced by `[WORKDIR]`, for snapshots.
+pub fn redacted_bodies(requests: &[RecordedRequest], workdir: &Path) -> Vec<Value> {
+    let root = workdir.canonicalize().unwrap_or_else(|_| workdir.to_owned());
+    let needles = [root.display().to_string(), workdir.display().to_string()];
+    requests
+        .iter()
+        .map(|r| {
+            let mut text = serde_json::to_string(&r.body).expect("serialise body");
+            for n in &needles {
+                text = text.replace(n.as_str(), "[WORKDIR]");
+            }
+            serde_json::from_str(&text).expect("re-parse body")
+        })
+        .collect()
+}
+
+/// The user messages of a request that carry `tool_result` blocks, as lists of blocks.
+pub fn result_batches(body: &Value) -> Vec<Vec<Value>> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_array())
+        .filter(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"))
+        .cloned()
+        .collect()
+}

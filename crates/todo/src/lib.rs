@@ -15,6 +15,20 @@
 //! | [`pyliteral`] | s05 (course #340) | a safe parser for Python-literal strings; evaluates nothing |
 //! | [`nag`] | s03 and s05 | the rounds-since-todo counter and its two reset policies |
 //!
+//! ```
+//! use serde_json::json;
+//! use todo::{nag::Nag, s05::TodoWriteManager};
+//!
+//! let mut plan = TodoWriteManager::new();
+//! // The model may send a Python repr instead of JSON; it is parsed, never evaluated.
+//! let out = plan.tool_output(&json!("[{'content': 'inspect repo', 'status': 'in_progress'}]"));
+//! assert_eq!(out, "[>] inspect repo\n\n(0/1 completed)");
+//! assert_eq!(plan.tool_output(&json!([])), "No todos.");
+//!
+//! let mut nag = Nag::s05();
+//! assert_eq!([nag.after_round(false), nag.after_round(false), nag.after_round(false)], [false, false, true]);
+//! ```
+//!
 //! Key insight (course s03): a todo tool gives the agent no new power to act, only a plan it must keep
 //! visible — and the nag makes forgetting it costly.
 

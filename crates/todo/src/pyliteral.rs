@@ -379,7 +379,8 @@ impl Parser<'_> {
             Some('\'' | '"') => true,
             Some(c) if c.is_ascii_alphabetic() => {
                 let name = self.name_at(self.pos);
-                name.len() <= 2 && matches!(self.src[self.pos + name.len()..].chars().next(), Some('\'' | '"'))
+                name.len() <= 2
+                    && matches!(self.src[self.pos + name.len()..].chars().next(), Some('\'' | '"'))
             }
             _ => false,
         }
@@ -394,7 +395,9 @@ impl Parser<'_> {
             "r" => true,
             p if p.contains('b') => return Err(self.error_at(start, "bytes literals are not allowed")),
             p if p.contains('f') || p.contains('t') => {
-                return Err(self.error_at(start, "f-strings and t-strings are not allowed (they evaluate code)"));
+                return Err(
+                    self.error_at(start, "f-strings and t-strings are not allowed (they evaluate code)")
+                );
             }
             _ => return Err(self.unexpected("expected a value")),
         };
@@ -408,7 +411,8 @@ impl Parser<'_> {
             let here = self.pos;
             match self.bump() {
                 None => {
-                    let what = if triple { "unterminated triple-quoted string" } else { "unterminated string" };
+                    let what =
+                        if triple { "unterminated triple-quoted string" } else { "unterminated string" };
                     return Err(self.error_at(start, what));
                 }
                 Some('\n' | '\r') if !triple => {
@@ -562,7 +566,11 @@ impl Parser<'_> {
             (Some('0'), Some('b' | 'B')) => 2,
             _ => 10,
         };
-        let value = if radix == 10 { self.decimal(start, negative)? } else { self.radix_int(start, radix, negative)? };
+        let value = if radix == 10 {
+            self.decimal(start, negative)?
+        } else {
+            self.radix_int(start, radix, negative)?
+        };
         // `1abc`, `1if x`, `1j`: Python rejects a name glued to a number, and complex numbers are not JSON.
         match self.peek() {
             Some('j' | 'J') => Err(self.error_at(start, "complex numbers are not allowed")),
@@ -582,7 +590,9 @@ impl Parser<'_> {
                     && (!out.is_empty() || allow_leading_underscore)
                     && self.peek_nth(1).is_some_and(|d| d.is_digit(radix));
                 if !ok {
-                    return Err(self.error_at(self.pos, "invalid '_' in number (it may only separate digits)"));
+                    return Err(
+                        self.error_at(self.pos, "invalid '_' in number (it may only separate digits)")
+                    );
                 }
                 last_underscore = true;
             } else if c.is_digit(radix) {
@@ -638,7 +648,9 @@ impl Parser<'_> {
                 .ok_or_else(|| self.error_at(start, "float literal is out of range (inf is not JSON)"));
         }
         if int_part.len() > 1 && int_part.starts_with('0') && int_part.bytes().any(|b| b != b'0') {
-            return Err(self.error_at(start, "leading zeros in decimal integers are not allowed (use 0o for octal)"));
+            return Err(
+                self.error_at(start, "leading zeros in decimal integers are not allowed (use 0o for octal)")
+            );
         }
         self.int_value(start, &int_part, 10, negative)
     }

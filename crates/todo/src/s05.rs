@@ -11,10 +11,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-pub use crate::s03::Status;
+use crate::MAX_TODOS;
 use crate::fields::text_field;
 use crate::pyliteral::{self, ParseError};
-use crate::MAX_TODOS;
+pub use crate::s03::Status;
 
 /// The tool's name in the `tools` list (course s05).
 pub const TODO_WRITE_TOOL_NAME: &str = "todo_write";
