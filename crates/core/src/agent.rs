@@ -178,6 +178,7 @@ impl Agent {
             // Text added by extensions goes after every tool_result block (course §0).
             for ext in &mut self.extensions {
                 if let Some(text) = ext.after_round(&records) {
+                    self.ui.injected(&text);
                     results.push(ContentBlock::text(text));
                 }
             }

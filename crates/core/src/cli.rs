@@ -126,6 +126,18 @@ impl Setup {
     pub fn workdir(&self) -> String {
         self.workspace.root().display().to_string()
     }
+
+    /// Hook output to stdout, one line per call.
+    pub fn printer(&self) -> crate::hooks::Printer {
+        let ui = self.ui;
+        std::sync::Arc::new(move |line: &str| ui.say(line))
+    }
+
+    /// The workspace rule as a predicate, for the permission hook.
+    pub fn inside_workspace(&self) -> crate::hooks::InsideWorkspace {
+        let workspace = self.workspace.clone();
+        std::sync::Arc::new(move |path: &str| workspace.contains(path))
+    }
 }
 
 /// What a chapter composes: its SYSTEM prompt, dispatch map and extensions.

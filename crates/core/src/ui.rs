@@ -57,6 +57,12 @@ impl Ui {
         out(&format!("{head}\n{preview}\n"));
     }
 
+    /// Text the harness adds to a round's results (a reminder), shown as `+ TEXT` (dim on a terminal)
+    /// so the user sees what the model is told.
+    pub fn injected(&self, text: &str) {
+        out(&format!("{}\n", paint(self.color_out, DIM, &format!("+ {text}"))));
+    }
+
     /// The model's final answer for a turn.
     pub fn answer(&self, text: &str) {
         if !text.is_empty() {

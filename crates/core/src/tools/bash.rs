@@ -160,7 +160,7 @@ async fn capture<R: AsyncRead + Unpin>(stream: Option<R>) -> Captured {
         cap.head.extend_from_slice(&chunk[..room]);
         let rest = &chunk[room..];
         cap.dropped_bytes += rest.len() as u64;
-        cap.dropped_chars += rest.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64;
+        cap.dropped_chars += bytecount::num_chars(rest) as u64;
     }
     cap
 }

@@ -1,0 +1,89 @@
+//! The glue that plugs the planning layer into `agent-core`: the `todo` and `todo_write` tools for
+//! the dispatch map, and the nag as a loop [`Extension`].
+//!
+//! Source: course s03 (`TOOL_HANDLERS["todo"]`, `rounds_since_todo`) and s05 (`todo_write`, reset
+//! after remind). The managers and the counter are pure logic in [`crate::s03`], [`crate::s05`] and
+//! [`crate::nag`]; this module only wires them.
+
+use std::sync::{Arc, Mutex};
+
+use agent_core::dispatch::{FnTool, Tool, ToolError};
+use agent_core::extension::{CallRecord, Extension};
+use agent_core::messages::ToolSpec;
+use agent_core::ui::Ui;
+use serde_json::Value;
+
+use crate::nag::{Nag, REMINDER};
+use crate::s03::{self, TodoManager};
+use crate::s05::{self, TodoWriteManager};
+
+/// The s03 `todo` tool: input `{"items": [{id, text, status}, …]}`, output the render or
+/// `Error: <message>`. Each successful update is also shown on the terminal (coloured markers on a
+/// terminal, plain text when piped).
+pub fn todo_tool(ui: Ui) -> impl Tool {
+    let manager = Arc::new(Mutex::new(TodoManager::new()));
+    let spec = ToolSpec {
+        name: s03::TODO_TOOL_NAME.to_owned(),
+        description: s03::TODO_TOOL_DESCRIPTION.to_owned(),
+        input_schema: s03::todo_tool_schema(),
+    };
+    FnTool::new(spec, move |input: &Value| {
+        let manager = Arc::clone(&manager);
+        Box::pin(async move {
+            let items = input.get("items").ok_or_else(|| ToolError::InvalidInput("missing field `items`".into()))?;
+            let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
+            let render = manager.update(items).map_err(ToolError::failed)?;
+            ui.todo_list(None, &render);
+            Ok(render)
+        })
+    })
+}
+
+/// The s05 `todo_write` tool: input `{"todos": …}` where `todos` is a JSON array, a JSON string of
+/// one, or a Python-literal string; output the render or `Error: <message>`, the state unchanged on
+/// error. A successful update is shown under `## Current Tasks`.
+pub fn todo_write_tool(ui: Ui) -> impl Tool {
+    let manager = Arc::new(Mutex::new(TodoWriteManager::new()));
+    let spec = ToolSpec {
+        name: s05::TODO_WRITE_TOOL_NAME.to_owned(),
+        description: s05::TODO_WRITE_DESCRIPTION.to_owned(),
+        input_schema: s05::todo_write_schema(),
+    };
+    FnTool::new(spec, move |input: &Value| {
+        let manager = Arc::clone(&manager);
+        Box::pin(async move {
+            let todos = input.get("todos").ok_or_else(|| ToolError::InvalidInput("missing field `todos`".into()))?;
+            let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
+            let render = manager.update(todos).map_err(ToolError::failed)?;
+            ui.todo_list(Some(s05::DISPLAY_HEADING), &render);
+            Ok(render)
+        })
+    })
+}
+
+/// The nag as a loop extension: after each round, counts rounds without a call to `tool` and
+/// appends [`REMINDER`] (as the round's last block; `agent_loop` guarantees the position) when the
+/// [`Nag`] says so. A call counts when it ran, even if it returned an error; a call blocked by a
+/// `PreToolUse` hook does not (course §3).
+pub struct NagExtension {
+    nag: Nag,
+    tool: &'static str,
+}
+
+impl NagExtension {
+    /// Nags about `tool` (`todo` in s03, `todo_write` in s05) with `nag`'s threshold and policy.
+    pub fn new(nag: Nag, tool: &'static str) -> Self {
+        Self { nag, tool }
+    }
+}
+
+impl Extension for NagExtension {
+    fn begin_turn(&mut self) {
+        self.nag.begin_turn();
+    }
+
+    fn after_round(&mut self, calls: &[CallRecord]) -> Option<String> {
+        let used = calls.iter().any(|c| c.ran && c.name == self.tool);
+        self.nag.after_round(used).then(|| REMINDER.to_owned())
+    }
+}
