@@ -42,14 +42,19 @@ fn scripted_session_exercises_every_tool_and_pairs_every_result() {
         // write_file into a new subfolder, then edit it (hit) and miss.
         reply::tool_uses(&[
             ("toolu_03", "write_file", json!({"path": "sub/dir/new.txt", "content": "héllo world\n"})),
-            ("toolu_04", "edit_file", json!({"path": "sub/dir/new.txt", "old_text": "world", "new_text": "there"})),
-            ("toolu_05", "edit_file", json!({"path": "sub/dir/new.txt", "old_text": "absent", "new_text": "x"})),
+            (
+                "toolu_04",
+                "edit_file",
+                json!({"path": "sub/dir/new.txt", "old_text": "world", "new_text": "there"}),
+            ),
+            (
+                "toolu_05",
+                "edit_file",
+                json!({"path": "sub/dir/new.txt", "old_text": "absent", "new_text": "x"}),
+            ),
         ]),
         // An unknown tool and a call with a missing argument.
-        reply::tool_uses(&[
-            ("toolu_06", "fly_to_moon", json!({})),
-            ("toolu_07", "read_file", json!({})),
-        ]),
+        reply::tool_uses(&[("toolu_06", "fly_to_moon", json!({})), ("toolu_07", "read_file", json!({}))]),
         // Paths escaping the workspace: ../x, an absolute path, a symlink pointing outside.
         reply::tool_uses(&[
             ("toolu_08", "write_file", json!({"path": "../escaped.txt", "content": "x"})),
@@ -80,9 +85,7 @@ fn scripted_session_exercises_every_tool_and_pairs_every_result() {
     }
     let mut bodies = redacted_bodies(&requests, ws.path());
     let last = bodies.pop().unwrap();
-    let last = serde_json::to_string_pretty(&last)
-        .unwrap()
-        .replace(&abs_outside, "[OUTSIDE]/secret.txt");
+    let last = serde_json::to_string_pretty(&last).unwrap().replace(&abs_outside, "[OUTSIDE]/secret.txt");
     let last: Value = serde_json::from_str(&last).unwrap();
     insta::assert_json_snapshot!("s02_last_request", last);
 }
@@ -90,9 +93,15 @@ fn scripted_session_exercises_every_tool_and_pairs_every_result() {
 #[test]
 fn piped_repl_with_dotenv_holds_a_conversation() {
     let ws = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![reply::text("Hello from the loopback server."), reply::text("Second answer.")]);
-    fs::write(ws.path().join(".env"), format!("ANTHROPIC_BASE_URL={}\nMODEL_ID=mock-model\n", server.base_url()))
-        .unwrap();
+    let server = MockServer::start(vec![
+        reply::text("Hello from the loopback server."),
+        reply::text("Second answer."),
+    ]);
+    fs::write(
+        ws.path().join(".env"),
+        format!("ANTHROPIC_BASE_URL={}\nMODEL_ID=mock-model\n", server.base_url()),
+    )
+    .unwrap();
     let out = run_with_stdin(chapter("s02", ws.path(), None), "hi\n\n   \nand again\nq\n");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let text = stdout(&out);
@@ -116,11 +125,8 @@ fn piped_repl_with_dotenv_holds_a_conversation() {
 #[test]
 fn missing_model_id_is_one_line_and_exit_2() {
     let ws = tempfile::tempdir().unwrap();
-    let out = chapter("s02", ws.path(), None)
-        .env("ANTHROPIC_API_KEY", "k")
-        .args(["-p", "hi"])
-        .output()
-        .unwrap();
+    let out =
+        chapter("s02", ws.path(), None).env("ANTHROPIC_API_KEY", "k").args(["-p", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");

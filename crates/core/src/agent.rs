@@ -56,7 +56,12 @@ pub enum TurnEnd {
 
 impl Agent {
     /// A harness with no extensions, the course's `max_tokens`, and colour detection.
-    pub fn new(model: Box<dyn Model>, model_id: impl Into<String>, system: impl Into<String>, tools: DispatchMap) -> Self {
+    pub fn new(
+        model: Box<dyn Model>,
+        model_id: impl Into<String>,
+        system: impl Into<String>,
+        tools: DispatchMap,
+    ) -> Self {
         Self {
             model,
             model_id: model_id.into(),

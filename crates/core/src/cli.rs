@@ -187,8 +187,16 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     let (model, model_id): (Box<dyn Model>, String) = if let Some(path) = &args.replay {
         match ReplayModel::from_file(path) {
             Ok(m) => {
-                ui.notice(&format!("[replay] answering from {} ({} recorded turns); no network", path.display(), m.remaining()));
-                let id = args.model.clone().or_else(|| vars.get("MODEL_ID").cloned()).unwrap_or_else(|| "replay".into());
+                ui.notice(&format!(
+                    "[replay] answering from {} ({} recorded turns); no network",
+                    path.display(),
+                    m.remaining()
+                ));
+                let id = args
+                    .model
+                    .clone()
+                    .or_else(|| vars.get("MODEL_ID").cloned())
+                    .unwrap_or_else(|| "replay".into());
                 (Box::new(m), id)
             }
             Err(e) => return config_error(chapter, &e.to_string()),

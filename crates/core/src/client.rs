@@ -150,8 +150,9 @@ impl AnthropicClient {
                 AuthType::ApiKey => ("x-api-key", key.clone()),
                 AuthType::Bearer => ("authorization", format!("Bearer {key}")),
             };
-            let mut value = HeaderValue::from_str(&value)
-                .map_err(|_| ApiError::Transport("the API key contains characters not allowed in a header".into()))?;
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                ApiError::Transport("the API key contains characters not allowed in a header".into())
+            })?;
             value.set_sensitive(true);
             headers.insert(name, value);
         }
@@ -290,7 +291,9 @@ impl RetryHints {
             .and_then(|v| v.parse::<f64>().ok())
             .map(|ms| Duration::from_secs_f64((ms / 1000.0).max(0.0)))
             .or_else(|| {
-                get("retry-after").and_then(|v| v.parse::<f64>().ok()).map(|s| Duration::from_secs_f64(s.max(0.0)))
+                get("retry-after")
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .map(|s| Duration::from_secs_f64(s.max(0.0)))
             });
         Self { should_retry, retry_after }
     }

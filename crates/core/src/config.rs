@@ -146,7 +146,8 @@ pub fn resolve(
             });
         }
     };
-    let base_url = custom_base.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()).trim_end_matches('/').to_owned();
+    let base_url =
+        custom_base.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()).trim_end_matches('/').to_owned();
     Ok(Config { model, base_url, api_key, auth })
 }
 
@@ -173,7 +174,11 @@ mod tests {
     #[test]
     fn auth_token_is_ignored_when_a_base_url_is_set() {
         let c = resolve(
-            &vars(&[("MODEL_ID", "m"), ("ANTHROPIC_BASE_URL", "http://x/"), ("ANTHROPIC_AUTH_TOKEN", "secret")]),
+            &vars(&[
+                ("MODEL_ID", "m"),
+                ("ANTHROPIC_BASE_URL", "http://x/"),
+                ("ANTHROPIC_AUTH_TOKEN", "secret"),
+            ]),
             None,
             None,
         )
@@ -192,7 +197,10 @@ mod tests {
             Some("https://example.test"),
         )
         .unwrap();
-        assert_eq!((c.model.as_str(), c.base_url.as_str(), c.auth), ("flag-model", "https://example.test", AuthType::Bearer));
+        assert_eq!(
+            (c.model.as_str(), c.base_url.as_str(), c.auth),
+            ("flag-model", "https://example.test", AuthType::Bearer)
+        );
     }
 
     #[test]

@@ -227,7 +227,11 @@ mod tests {
                 "Error: limit: invalid type: string \"x\", expected u64",
                 true,
             ),
-            (call("echo", json!("not an object")), "Error: invalid type: string \"not an object\", expected struct Args", true),
+            (
+                call("echo", json!("not an object")),
+                "Error: invalid type: string \"not an object\", expected struct Args",
+                true,
+            ),
             (call("nope", json!({})), "Unknown tool: nope", true),
         ];
         for (c, content, is_error) in cases {

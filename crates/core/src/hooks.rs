@@ -246,7 +246,9 @@ impl Extension for HookRegistry {
         match self.run(&HookContext::UserPromptSubmit { prompt }) {
             HookOutcome::Pass => Decision::Continue,
             HookOutcome::Value { value, .. } => Decision::Block(value),
-            HookOutcome::Failed { hook, error } => Decision::Block(HookOutcome::failure_message(&hook, &error)),
+            HookOutcome::Failed { hook, error } => {
+                Decision::Block(HookOutcome::failure_message(&hook, &error))
+            }
         }
     }
 
@@ -256,7 +258,9 @@ impl Extension for HookRegistry {
         match self.run(&HookContext::PreToolUse { call }) {
             HookOutcome::Pass => Decision::Continue,
             HookOutcome::Value { value, .. } => Decision::Block(value),
-            HookOutcome::Failed { hook, error } => Decision::Block(HookOutcome::failure_message(&hook, &error)),
+            HookOutcome::Failed { hook, error } => {
+                Decision::Block(HookOutcome::failure_message(&hook, &error))
+            }
         }
     }
 

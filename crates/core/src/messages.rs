@@ -144,12 +144,7 @@ impl ContentBlock {
 
     /// A `tool_use` block.
     pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
-        ContentBlock::ToolUse(ToolUseBlock {
-            id: id.into(),
-            name: name.into(),
-            input,
-            extra: Map::new(),
-        })
+        ContentBlock::ToolUse(ToolUseBlock { id: id.into(), name: name.into(), input, extra: Map::new() })
     }
 
     /// A `tool_result` block with string content; `is_error: true` is written only for errors.

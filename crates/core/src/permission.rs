@@ -506,7 +506,8 @@ pub const DELETE_COMMANDS: &[&str] = &["rm", "rmdir", "unlink", "shred", "del", 
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
 
 /// Words at command position that are syntax, not commands (`if rm x; then …`).
-const RESERVED: &[&str] = &["!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}"];
+const RESERVED: &[&str] =
+    &["!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}"];
 
 /// Says whether a shell command is destructive, and why.
 ///
@@ -535,7 +536,10 @@ pub fn is_destructive(command: &str) -> Option<String> {
 /// [`is_destructive`] at a nesting depth (for `sh -c` scripts inside scripts).
 fn script_reason(script: &str, depth: usize) -> Option<String> {
     if depth > MAX_NESTING {
-        return Some(format!("cannot be parsed ({}), so it is treated as destructive", TokenizeError::TooDeep));
+        return Some(format!(
+            "cannot be parsed ({}), so it is treated as destructive",
+            TokenizeError::TooDeep
+        ));
     }
     match tokenize(script) {
         Err(e) => Some(format!("cannot be parsed ({e}), so it is treated as destructive")),
@@ -566,7 +570,8 @@ fn words_reason(words: &[String], depth: usize) -> Option<String> {
         let skip = match name.as_str() {
             "command" => {
                 // `command -v rm` / `command -V rm` only print what `rm` is.
-                if rest.iter().take_while(|w| w.starts_with('-')).any(|w| w.contains('v') || w.contains('V')) {
+                if rest.iter().take_while(|w| w.starts_with('-')).any(|w| w.contains('v') || w.contains('V'))
+                {
                     return None;
                 }
                 options(rest, &[])
@@ -579,9 +584,10 @@ fn words_reason(words: &[String], depth: usize) -> Option<String> {
             "stdbuf" => options(rest, &["-i", "-o", "-e"]),
             "sudo" | "doas" => options(rest, &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"]),
             "timeout" => options(rest, &["-k", "-s"]) + 1, // then the duration
-            "xargs" => {
-                options(rest, &["-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--delimiter"])
-            }
+            "xargs" => options(
+                rest,
+                &["-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--delimiter"],
+            ),
             "env" => {
                 // `env -S 'rm x'` splits its argument into a command line.
                 if let Some(pos) = rest.iter().position(|w| w == "-S" || w == "--split-string") {
@@ -594,7 +600,8 @@ fn words_reason(words: &[String], depth: usize) -> Option<String> {
             "eval" => return script_reason(&rest.join(" "), depth + 1),
             "cmd" => {
                 // `cmd /c del x`: the rest is a command line.
-                let pos = rest.iter().position(|w| w.eq_ignore_ascii_case("/c") || w.eq_ignore_ascii_case("/k"));
+                let pos =
+                    rest.iter().position(|w| w.eq_ignore_ascii_case("/c") || w.eq_ignore_ascii_case("/k"));
                 return pos.and_then(|p| script_reason(&rest[p + 1..].join(" "), depth + 1));
             }
             _ => 0,
@@ -631,8 +638,21 @@ fn words_reason(words: &[String], depth: usize) -> Option<String> {
 fn is_wrapper(name: &str) -> bool {
     matches!(
         name,
-        "command" | "builtin" | "nohup" | "setsid" | "exec" | "time" | "nice" | "ionice" | "stdbuf" | "sudo"
-            | "doas" | "timeout" | "xargs" | "env" | "busybox"
+        "command"
+            | "builtin"
+            | "nohup"
+            | "setsid"
+            | "exec"
+            | "time"
+            | "nice"
+            | "ionice"
+            | "stdbuf"
+            | "sudo"
+            | "doas"
+            | "timeout"
+            | "xargs"
+            | "env"
+            | "busybox"
     )
 }
 
@@ -718,7 +738,8 @@ fn find_reason(args: &[String], depth: usize) -> Option<String> {
             return Some("deletes files with 'find -delete'".to_string());
         }
         if matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let end = args[i + 1..].iter().position(|w| w == ";" || w == "+").map_or(args.len(), |p| i + 1 + p);
+            let end =
+                args[i + 1..].iter().position(|w| w == ";" || w == "+").map_or(args.len(), |p| i + 1 + p);
             if let Some(reason) = words_reason(&args[i + 1..end], depth + 1) {
                 return Some(reason);
             }
@@ -794,7 +815,9 @@ pub fn check_tool_call(call: &ToolUseBlock, inside_workspace: impl Fn(&str) -> b
                 return Verdict::Deny(DENIED_BY_DENY_LIST.to_string());
             }
             match is_destructive(command) {
-                Some(reason) => Verdict::Ask(format!("Destructive command ({reason}): {}", one_line(command, 120))),
+                Some(reason) => {
+                    Verdict::Ask(format!("Destructive command ({reason}): {}", one_line(command, 120)))
+                }
                 None => Verdict::Allow,
             }
         }

@@ -272,7 +272,9 @@ mod tests {
         assert_eq!(ws.resolve(&root.join("a").to_string_lossy()), Ok(root.join("a")));
         assert_eq!(ws.resolve("../x"), Err(ToolError::PathEscapes("../x".into())));
         assert_eq!(ws.resolve("a\0b"), Err(ToolError::PathEscapes("a\0b".into())));
-        assert!(matches!(ws.resolve("a/f.txt/x"), Err(ToolError::Failed(m)) if m.starts_with("Not a folder")));
+        assert!(
+            matches!(ws.resolve("a/f.txt/x"), Err(ToolError::Failed(m)) if m.starts_with("Not a folder"))
+        );
         assert!(ws.contains("a/f.txt/x"));
         assert!(!ws.contains("/etc"));
         Ok(())

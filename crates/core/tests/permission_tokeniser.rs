@@ -133,10 +133,7 @@ fn reasons_say_why() {
     assert_eq!(is_destructive("echo hi && rm x").as_deref(), Some("deletes files with 'rm'"));
     assert_eq!(is_destructive("/usr/bin/RM x").as_deref(), Some("deletes files with 'rm'"));
     assert_eq!(is_destructive("echo x > /etc/hosts").as_deref(), Some("writes to /etc/ (/etc/hosts)"));
-    assert_eq!(
-        is_destructive("chmod -R 777 d").as_deref(),
-        Some("makes files world-writable (chmod 777)")
-    );
+    assert_eq!(is_destructive("chmod -R 777 d").as_deref(), Some("makes files world-writable (chmod 777)"));
     assert_eq!(
         is_destructive("echo 'x").as_deref(),
         Some("cannot be parsed (unterminated ' quote), so it is treated as destructive")

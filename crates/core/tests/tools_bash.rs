@@ -87,7 +87,11 @@ async fn a_gigabyte_of_output_is_cut_at_50000_characters_with_a_count() -> TestR
 #[tokio::test]
 async fn large_stdout_and_stderr_together_do_not_deadlock() -> TestResult {
     let fx = Fixture::new()?;
-    let out = run(&fx, "head -c 300000 /dev/zero | tr '\\000' e >&2; head -c 300000 /dev/zero | tr '\\000' o; echo").await;
+    let out = run(
+        &fx,
+        "head -c 300000 /dev/zero | tr '\\000' e >&2; head -c 300000 /dev/zero | tr '\\000' o; echo",
+    )
+    .await;
     assert!(out.content.starts_with("ooo"));
     // 300,000 o + newline + 300,000 e, less the 50,000 shown.
     assert!(out.content.ends_with("\n... (550001 more characters)"), "{}", &out.content[49_990..]);

@@ -9,8 +9,9 @@ use serde_json::json;
 use tools_support::{Fixture, TestResult};
 
 fn names_in(dir: &std::path::Path) -> std::io::Result<Vec<String>> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir)?.map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned())).collect::<Result<_, _>>()?;
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()?;
     names.sort();
     Ok(names)
 }

@@ -30,7 +30,8 @@ pub fn todo_tool(ui: Ui) -> impl Tool {
     FnTool::new(spec, move |input: &Value| {
         let manager = Arc::clone(&manager);
         Box::pin(async move {
-            let items = input.get("items").ok_or_else(|| ToolError::InvalidInput("missing field `items`".into()))?;
+            let items =
+                input.get("items").ok_or_else(|| ToolError::InvalidInput("missing field `items`".into()))?;
             let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
             let render = manager.update(items).map_err(ToolError::failed)?;
             ui.todo_list(None, &render);
@@ -52,7 +53,8 @@ pub fn todo_write_tool(ui: Ui) -> impl Tool {
     FnTool::new(spec, move |input: &Value| {
         let manager = Arc::clone(&manager);
         Box::pin(async move {
-            let todos = input.get("todos").ok_or_else(|| ToolError::InvalidInput("missing field `todos`".into()))?;
+            let todos =
+                input.get("todos").ok_or_else(|| ToolError::InvalidInput("missing field `todos`".into()))?;
             let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
             let render = manager.update(todos).map_err(ToolError::failed)?;
             ui.todo_list(Some(s05::DISPLAY_HEADING), &render);

@@ -84,8 +84,8 @@ fn edit(path: &WsPath, old: &str, new: &str) -> Result<String, ToolError> {
         )));
     }
     let bytes = fs::read(path.as_path()).map_err(read_err)?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| ToolError::Failed(format!("{given} is not UTF-8 text; not edited")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ToolError::Failed(format!("{given} is not UTF-8 text; not edited")))?;
     let count = text.matches(old).count();
     if count == 0 {
         return Err(ToolError::Failed(format!("Text not found in {given}")));

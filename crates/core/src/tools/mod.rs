@@ -77,4 +77,3 @@ pub(crate) fn cut_chars(text: &str, max: usize) -> (&str, usize) {
 pub fn all(ws: &Workspace, opts: &ToolOptions) -> DispatchMap {
     s02(ws, opts).with(glob(ws))
 }
-

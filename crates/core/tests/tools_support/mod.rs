@@ -55,9 +55,12 @@ pub fn tool_use(name: &str, input: Value) -> ToolUseBlock {
     ToolUseBlock { id: "toolu_test".into(), name: name.into(), input, extra: Default::default() }
 }
 
+/// One entry of [`tree`]: kind (`file`, `dir`, `link`), content (file bytes or link target), mode.
+pub type Entry = (String, Vec<u8>, u32);
+
 /// What a folder holds, recursively: relative path → kind and content (file bytes, symlink
 /// target, or `dir`) plus mode bits. Symlinks are recorded, not followed.
-pub fn tree(root: &Path) -> std::io::Result<BTreeMap<PathBuf, (String, Vec<u8>, u32)>> {
+pub fn tree(root: &Path) -> std::io::Result<BTreeMap<PathBuf, Entry>> {
     use std::os::unix::fs::PermissionsExt;
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];

@@ -1,0 +1,103 @@
+//! End-to-end: the real `s03` binary and its nag, against the loopback Messages API server.
+
+use e2e::{MockServer, chapter, reply, result_batches, stderr, stdout};
+use serde_json::{Value, json};
+
+const REMINDER: &str = "<reminder>Update your todos.</reminder>";
+
+fn bash(id: &str) -> mock_api::Reply {
+    reply::tool_uses(&[(id, "bash", json!({"command": "echo working"}))])
+}
+
+fn is_reminder(block: &Value) -> bool {
+    block == &json!({"type": "text", "text": REMINDER})
+}
+
+#[test]
+fn reminder_after_three_quiet_rounds_resets_on_todo_and_is_always_last() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = json!({"items": [{"id": "1", "text": "Plan", "status": "in_progress"}]});
+    let server = MockServer::start(vec![
+        bash("t1"),
+        bash("t2"),
+        bash("t3"),
+        reply::tool_uses(&[("t4", "todo", plan)]),
+        bash("t5"),
+        bash("t6"),
+        bash("t7"),
+        reply::text("finished"),
+    ]);
+    let out = chapter("s03", ws.path(), Some(&server.base_url())).args(["-p", "work"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.assert_done();
+    server.assert_tool_pairing();
+
+    let last = server.requests().pop().unwrap();
+    let batches = result_batches(&last.body);
+    assert_eq!(batches.len(), 7);
+    let carrying: Vec<usize> =
+        batches.iter().enumerate().filter(|(_, b)| b.iter().any(is_reminder)).map(|(i, _)| i + 1).collect();
+    assert_eq!(carrying, vec![3, 7], "rounds whose results carry the reminder");
+    for i in [2, 6] {
+        assert!(is_reminder(batches[i].last().unwrap()), "the reminder is the last block of batch {}", i + 1);
+        assert_eq!(batches[i].iter().filter(|b| is_reminder(b)).count(), 1);
+    }
+    // The todo round's result is the render.
+    assert_eq!(batches[3][0]["content"], "[>] #1: Plan\n\n(0/1 completed)");
+    assert!(stdout(&out).contains(&format!("+ {REMINDER}")), "the user sees the reminder");
+}
+
+#[test]
+fn s02_tools_plus_todo_in_order() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![reply::text("hi")]);
+    let out = chapter("s03", ws.path(), Some(&server.base_url())).args(["-p", "hi"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let body = &server.requests()[0].body;
+    let names: Vec<&str> = body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "todo"]);
+    let system = body["system"].as_str().unwrap();
+    assert!(system.ends_with(
+        "\nUse the todo tool to plan multi-step tasks. Mark in_progress before starting, completed when done.\nPrefer tools over prose."
+    ));
+}
+
+#[test]
+fn a_rejected_todo_update_is_an_error_result_and_keeps_the_plan() {
+    let ws = tempfile::tempdir().unwrap();
+    let good = json!({"items": [{"text": "keep this"}]});
+    let bad = json!({"items": [{"text": "a", "status": "in_progress"}, {"text": "b", "status": "in_progress"}]});
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("t1", "todo", good)]),
+        reply::tool_uses(&[("t2", "todo", bad)]),
+        reply::tool_uses(&[("t3", "todo", json!({"items": []}))]),
+        reply::text("ok"),
+    ]);
+    let out = chapter("s03", ws.path(), Some(&server.base_url())).args(["-p", "plan"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let last = server.requests().pop().unwrap();
+    let batches = result_batches(&last.body);
+    assert_eq!(batches[0][0]["content"], "[ ] #1: keep this\n\n(0/1 completed)");
+    assert_eq!(batches[1][0]["content"], "Error: Only one task can be in_progress at a time");
+    assert_eq!(batches[1][0]["is_error"], true);
+    assert_eq!(batches[2][0]["content"], "No todos.");
+}
+
+#[test]
+fn the_demo_plans_is_reminded_and_refactors_hello_py() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = chapter("s03", ws.path(), None).arg("--demo").output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    for needle in [
+        "[>] #1: Read hello.py",
+        "[x] #1: Read hello.py\n[>] #2: Add type hints",
+        "(4/4 completed)",
+        "+ <reminder>Update your todos.</reminder>",
+        "def greet(name: str) -> str:",
+        "if __name__ == \"__main__\":",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    assert!(!text.contains("Error:"), "every recorded tool call succeeds:\n{text}");
+}

@@ -1,0 +1,135 @@
+//! End-to-end: the real `s05` binary (hooks, permission check, glob, todo_write) against the
+//! loopback Messages API server.
+
+use std::fs;
+
+use e2e::{MockServer, chapter, reply, result_batches, run_with_stdin, stderr, stdout};
+use serde_json::json;
+
+const REMINDER: &str = "<reminder>Update your todos.</reminder>";
+
+#[test]
+fn three_glob_rounds_give_three_batches_and_only_the_third_is_reminded() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("a.py"), "").unwrap();
+    let glob = |id: &str| reply::tool_uses(&[(id, "glob", json!({"pattern": "**/*.py"}))]);
+    let server = MockServer::start(vec![glob("g1"), glob("g2"), glob("g3"), reply::text("done")]);
+    let out = chapter("s05", ws.path(), Some(&server.base_url())).args(["-p", "look"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.assert_done();
+    server.assert_tool_pairing();
+    let batches = result_batches(&server.requests().pop().unwrap().body);
+    assert_eq!(batches.len(), 3);
+    for (i, batch) in batches.iter().enumerate() {
+        let texts: Vec<_> = batch.iter().filter(|b| b["type"] == "text").collect();
+        if i < 2 {
+            assert!(texts.is_empty(), "batch {} has no text block", i + 1);
+        } else {
+            assert_eq!(texts, [&json!({"type": "text", "text": REMINDER})]);
+            assert_eq!(batch.last().unwrap()["text"], REMINDER, "the reminder comes last");
+        }
+        assert_eq!(batch[0]["content"], "a.py");
+    }
+}
+
+#[test]
+fn a_deny_list_command_never_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("b1", "bash", json!({"command": "touch marker && echo sudo"}))]),
+        reply::text("ok"),
+    ]);
+    let out = chapter("s05", ws.path(), Some(&server.base_url())).args(["--yes", "-p", "go"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(!ws.path().join("marker").exists(), "the blocked command did not run");
+    let batches = result_batches(&server.requests().pop().unwrap().body);
+    assert_eq!(batches[0][0]["content"], "Permission denied by deny list");
+    assert_eq!(batches[0][0]["is_error"], true);
+}
+
+#[test]
+fn a_destructive_command_is_refused_without_a_terminal_and_allowed_with_yes() {
+    for (flags, survives, result) in [
+        (vec![], true, "Permission denied by user"),
+        (vec!["--no"], true, "Permission denied by user"),
+        (vec!["--yes"], false, "(no output)"),
+    ] {
+        let ws = tempfile::tempdir().unwrap();
+        fs::write(ws.path().join("victim.txt"), "x").unwrap();
+        let server = MockServer::start(vec![
+            reply::tool_uses(&[("r1", "bash", json!({"command": "echo hi && rm victim.txt"}))]),
+            reply::text("ok"),
+        ]);
+        let mut cmd = chapter("s05", ws.path(), Some(&server.base_url()));
+        cmd.args(&flags).args(["-p", "clean up"]);
+        let out = run_with_stdin(cmd, "");
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+        assert_eq!(ws.path().join("victim.txt").exists(), survives, "{flags:?}");
+        let batches = result_batches(&server.requests().pop().unwrap().body);
+        let content = batches[0][0]["content"].as_str().unwrap();
+        assert!(content.starts_with(if survives { result } else { "hi" }), "{flags:?}: {content}");
+    }
+}
+
+#[test]
+fn tools_are_in_order_and_hook_lines_are_printed() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("w1", "todo_write", json!({"todos": "[('x',)]"}))]),
+        reply::tool_uses(&[(
+            "w2",
+            "todo_write",
+            json!({"todos": "[{'content': 'inspect repo', 'status': 'completed'}, {'content': \"write 'tests'\", 'status': 'IN_PROGRESS'},]"}),
+        )]),
+        reply::text("planned"),
+    ]);
+    let out = chapter("s05", ws.path(), Some(&server.base_url())).args(["-p", "plan it"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let names: Vec<&str> =
+        requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write"]);
+    let batches = result_batches(&requests[2].body);
+    assert_eq!(batches[0][0]["content"], "Error: todos[0] must be an object");
+    assert_eq!(batches[1][0]["content"], "[x] inspect repo\n[>] write 'tests'\n\n(1/2 completed)");
+    let text = stdout(&out);
+    let root = ws.path().canonicalize().unwrap();
+    assert!(text.contains(&format!("[HOOK] UserPromptSubmit: working in {}", root.display())), "{text}");
+    assert!(text.contains("## Current Tasks\n[x] inspect repo"), "{text}");
+    assert!(text.contains("[HOOK] Stop: session used 2 tool calls"), "{text}");
+}
+
+#[test]
+fn python_code_in_todos_is_never_evaluated() {
+    let ws = tempfile::tempdir().unwrap();
+    let marker = ws.path().join("marker");
+    let payload = format!("__import__('pathlib').Path('{}').write_text('x')", marker.display());
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("p1", "todo_write", json!({"todos": payload}))]),
+        reply::text("ok"),
+    ]);
+    let out = chapter("s05", ws.path(), Some(&server.base_url())).args(["-p", "x"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(!marker.exists());
+    let batches = result_batches(&server.requests().pop().unwrap().body);
+    assert_eq!(batches[0][0]["content"], "Error: todos must be a list or JSON array string");
+}
+
+#[test]
+fn the_demo_plans_with_todo_write_and_refactors_hello_py() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = chapter("s05", ws.path(), None).arg("--demo").output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    for needle in [
+        "## Current Tasks\n[>] Read example/hello.py",
+        "+ <reminder>Update your todos.</reminder>",
+        "(4/4 completed)",
+        "[HOOK] Stop: session used 12 tool calls",
+        "def add(a: int, b: int) -> int:",
+        "if __name__ == \"__main__\":",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    assert!(!text.contains("Error:") && !text.contains("Permission denied"), "{text}");
+}
