@@ -91,12 +91,16 @@ async fn a_few_invalid_bytes_in_text_become_replacement_characters() -> TestResu
 }
 
 #[tokio::test]
-async fn a_missing_file_or_a_folder_is_an_error_naming_the_path_as_given() -> TestResult {
+async fn a_missing_file_a_folder_or_a_fifo_is_an_error_naming_the_path_as_given() -> TestResult {
     let fx = Fixture::new()?;
     std::fs::create_dir(fx.path("dir"))?;
+    // Opening a FIFO would block forever; it is refused before opening.
+    let made = std::process::Command::new("mkfifo").arg(fx.path("pipe")).status()?;
+    assert!(made.success());
     let cases = [
         ("nope/missing.txt", "Error: File not found: nope/missing.txt"),
         ("./dir", "Error: ./dir is a folder, not a file"),
+        ("pipe", "Error: pipe is not a regular file"),
     ];
     for (path, expected) in cases {
         assert_eq!(fx.call("read_file", json!({ "path": path })).await, ToolOutcome::error(expected));

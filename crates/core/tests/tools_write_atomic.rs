@@ -13,7 +13,6 @@
 
 mod tools_support;
 
-use agent_core::dispatch::ToolOutcome;
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use nix::sys::signal::{SigHandler, Signal, signal};
 use serde_json::json;

@@ -11,6 +11,7 @@
 //!
 //! Errors (`Error: …`): the workspace rule; `old_text must not be empty` (an empty string would
 //! "match" at the start of every file); `Text not found in PATH` (course); `File not found: PATH`;
+//! `PATH is a folder, not a file`; `PATH is not a regular file`;
 //! `PATH is not UTF-8 text; not edited`; `PATH is too large to edit (N bytes; limit 64 MiB)`;
 //! other I/O failures as `Cannot read PATH: …` / `Cannot write PATH: …`.
 
@@ -76,6 +77,9 @@ fn edit(path: &WsPath, old: &str, new: &str) -> Result<String, ToolError> {
     let meta = fs::metadata(path.as_path()).map_err(read_err)?;
     if meta.is_dir() {
         return Err(ToolError::Failed(format!("{given} is a folder, not a file")));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::Failed(format!("{given} is not a regular file")));
     }
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError::Failed(format!(

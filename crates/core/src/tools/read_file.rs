@@ -12,7 +12,8 @@
 //! lines)`, N counting every line not shown in full.
 //!
 //! Errors (`Error: …` for the model): the workspace rule; `File not found: PATH`;
-//! `PATH is a folder, not a file`; `PATH is a binary file (N bytes); not shown` when the first
+//! `PATH is a folder, not a file`; `PATH is not a regular file` (a FIFO, socket or device);
+//! `PATH is a binary file (N bytes); not shown` when the first
 //! 8 KiB hold a NUL byte or are mostly (over a quarter) invalid UTF-8; other I/O errors as
 //! `Cannot read PATH: …`. PATH is always the path as the model gave it.
 
@@ -70,11 +71,15 @@ fn read(path: &WsPath, limit: Option<u64>) -> Result<String, ToolError> {
         io::ErrorKind::NotFound => ToolError::Failed(format!("File not found: {given}")),
         _ => ToolError::Failed(format!("Cannot read {given}: {e}")),
     };
-    let mut file = File::open(path.as_path()).map_err(io_err)?;
-    let meta = file.metadata().map_err(io_err)?;
+    // Checked before opening: opening a FIFO would block until someone writes to it.
+    let meta = std::fs::metadata(path.as_path()).map_err(io_err)?;
     if meta.is_dir() {
         return Err(ToolError::Failed(format!("{given} is a folder, not a file")));
     }
+    if !meta.is_file() {
+        return Err(ToolError::Failed(format!("{given} is not a regular file")));
+    }
+    let mut file = File::open(path.as_path()).map_err(io_err)?;
 
     let mut scan = Scan::new(limit);
     let mut buf = vec![0u8; CHUNK];
