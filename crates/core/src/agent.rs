@@ -49,7 +49,7 @@ pub struct Agent {
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEnd {
     /// The model answered; this is its last response.
-    Answered(MessagesResponse),
+    Answered(Box<MessagesResponse>),
     /// An extension blocked the prompt (`UserPromptSubmit`); nothing was sent.
     PromptBlocked(String),
 }
@@ -93,7 +93,7 @@ impl Agent {
         history.push(Message::user_text(prompt));
         let last = self.agent_loop(history).await?;
         self.ui.answer(&last.text());
-        Ok(TurnEnd::Answered(last))
+        Ok(TurnEnd::Answered(Box::new(last)))
     }
 
     /// The request `agent_loop` sends for `history`.
