@@ -54,7 +54,8 @@ fn s02_tools_plus_todo_in_order() {
     let out = chapter("s03", ws.path(), Some(&server.base_url())).args(["-p", "hi"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let body = &server.requests()[0].body;
-    let names: Vec<&str> = body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "todo"]);
     let system = body["system"].as_str().unwrap();
     assert!(system.ends_with(
@@ -66,7 +67,8 @@ fn s02_tools_plus_todo_in_order() {
 fn a_rejected_todo_update_is_an_error_result_and_keeps_the_plan() {
     let ws = tempfile::tempdir().unwrap();
     let good = json!({"items": [{"text": "keep this"}]});
-    let bad = json!({"items": [{"text": "a", "status": "in_progress"}, {"text": "b", "status": "in_progress"}]});
+    let bad =
+        json!({"items": [{"text": "a", "status": "in_progress"}, {"text": "b", "status": "in_progress"}]});
     let server = MockServer::start(vec![
         reply::tool_uses(&[("t1", "todo", good)]),
         reply::tool_uses(&[("t2", "todo", bad)]),

@@ -39,7 +39,8 @@ fn a_deny_list_command_never_runs() {
         reply::tool_uses(&[("b1", "bash", json!({"command": "touch marker && echo sudo"}))]),
         reply::text("ok"),
     ]);
-    let out = chapter("s05", ws.path(), Some(&server.base_url())).args(["--yes", "-p", "go"]).output().unwrap();
+    let out =
+        chapter("s05", ws.path(), Some(&server.base_url())).args(["--yes", "-p", "go"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(!ws.path().join("marker").exists(), "the blocked command did not run");
     let batches = result_batches(&server.requests().pop().unwrap().body);
