@@ -158,6 +158,12 @@ impl Lexer {
         self.chars.get(self.pos + offset).copied()
     }
 
+    /// The input from `from` to `to` (clamped to the input).
+    fn text(&self, from: usize, to: usize) -> String {
+        let to = to.min(self.chars.len());
+        self.chars.get(from.min(to)..to).unwrap_or_default().iter().collect()
+    }
+
     /// Reads a command list until the end of input (depth 0) or until the `)` that closes a
     /// `$(`, `<(` or `>(` (depth > 0). Plain `( … )` subshells only bump `parens`.
     fn list(&mut self, depth: usize) -> Result<(), TokenizeError> {
@@ -253,7 +259,7 @@ impl Lexer {
         depth: usize,
     ) -> Result<(), TokenizeError> {
         const OPS: &[&str] = &["&>>", "&>", "<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">|", ">&", ">"];
-        let rest: String = self.chars[self.pos..].iter().take(3).collect();
+        let rest = self.text(self.pos, self.pos + 3);
         let op = OPS.iter().copied().find(|op| rest.starts_with(op)).unwrap_or(">");
         self.pos += op.chars().count();
         while matches!(self.peek(), Some(' ' | '\t')) {
@@ -279,7 +285,7 @@ impl Lexer {
                 while !matches!(self.peek(), None | Some('\n')) {
                     self.pos += 1;
                 }
-                let line: String = self.chars[start..self.pos].iter().collect();
+                let line = self.text(start, self.pos);
                 if self.peek() == Some('\n') {
                     self.pos += 1;
                 }
@@ -405,7 +411,7 @@ impl Lexer {
                     self.pos += 1;
                 }
                 self.pos += 1;
-                word.text.extend(&self.chars[start..self.pos]);
+                word.text.push_str(&self.text(start, self.pos));
             }
             Some('\'') => {
                 self.pos += 2;
@@ -448,7 +454,7 @@ impl Lexer {
         let start = self.pos;
         self.list(depth + 1)?;
         // `list` stopped just after the closing `)`.
-        Ok(self.chars[start..self.pos.saturating_sub(1)].iter().collect())
+        Ok(self.text(start, self.pos.saturating_sub(1)))
     }
 
     /// After an opening backtick: the text up to the closing one (with `` \` ``, `\\` and `\$`
@@ -536,15 +542,18 @@ pub fn is_destructive(command: &str) -> Option<String> {
 /// [`is_destructive`] at a nesting depth (for `sh -c` scripts inside scripts).
 fn script_reason(script: &str, depth: usize) -> Option<String> {
     if depth > MAX_NESTING {
-        return Some(format!(
-            "cannot be parsed ({}), so it is treated as destructive",
-            TokenizeError::TooDeep
-        ));
+        return Some(unparsable(&TokenizeError::TooDeep));
     }
     match tokenize(script) {
-        Err(e) => Some(format!("cannot be parsed ({e}), so it is treated as destructive")),
+        Err(e) => Some(unparsable(&e)),
         Ok(commands) => commands.iter().find_map(|c| simple_reason(c, depth)),
     }
+}
+
+/// The reason given for a command that cannot be read: `cannot be parsed (WHY), so it is treated
+/// as destructive`.
+fn unparsable(error: &TokenizeError) -> String {
+    format!("cannot be parsed ({error}), so it is treated as destructive")
 }
 
 /// The reason one simple command is destructive, if it is.
@@ -557,6 +566,9 @@ fn simple_reason(command: &SimpleCommand, depth: usize) -> Option<String> {
 
 /// The reason the words of a simple command (redirections removed) are destructive.
 fn words_reason(words: &[String], depth: usize) -> Option<String> {
+    if depth > MAX_NESTING {
+        return Some(unparsable(&TokenizeError::TooDeep));
+    }
     let mut i = 0;
     // Skip what comes before the real command word: assignments, reserved words, wrappers.
     loop {
@@ -566,7 +578,7 @@ fn words_reason(words: &[String], depth: usize) -> Option<String> {
             i += 1;
             continue;
         }
-        let rest = &words[i + 1..];
+        let rest = words.get(i + 1..).unwrap_or_default();
         let skip = match name.as_str() {
             "command" => {
                 // `command -v rm` / `command -V rm` only print what `rm` is.
@@ -602,7 +614,8 @@ fn words_reason(words: &[String], depth: usize) -> Option<String> {
                 // `cmd /c del x`: the rest is a command line.
                 let pos =
                     rest.iter().position(|w| w.eq_ignore_ascii_case("/c") || w.eq_ignore_ascii_case("/k"));
-                return pos.and_then(|p| script_reason(&rest[p + 1..].join(" "), depth + 1));
+                let script = pos.and_then(|p| rest.get(p + 1..)).map(|w| w.join(" "));
+                return script.and_then(|s| script_reason(&s, depth + 1));
             }
             _ => 0,
         };
@@ -612,8 +625,8 @@ fn words_reason(words: &[String], depth: usize) -> Option<String> {
         }
         break;
     }
-    let name = command_name(&words[i]);
-    let args = &words[i + 1..];
+    let name = command_name(words.get(i)?);
+    let args = words.get(i + 1..).unwrap_or_default();
     if DELETE_COMMANDS.contains(&name.as_str()) {
         return Some(format!("deletes files with '{name}'"));
     }
@@ -738,12 +751,13 @@ fn find_reason(args: &[String], depth: usize) -> Option<String> {
             return Some("deletes files with 'find -delete'".to_string());
         }
         if matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let end =
-                args[i + 1..].iter().position(|w| w == ";" || w == "+").map_or(args.len(), |p| i + 1 + p);
-            if let Some(reason) = words_reason(&args[i + 1..end], depth + 1) {
+            // The command runs from after `-exec` up to `;` or `+`.
+            let command = args.get(i + 1..).unwrap_or_default();
+            let len = command.iter().position(|w| w == ";" || w == "+").unwrap_or(command.len());
+            if let Some(reason) = words_reason(command.get(..len).unwrap_or_default(), depth + 1) {
                 return Some(reason);
             }
-            i = end;
+            i += len + 1;
         }
         i += 1;
     }
@@ -841,9 +855,7 @@ pub fn check_tool_call(call: &ToolUseBlock, inside_workspace: impl Fn(&str) -> b
 /// a wildcard (`../../etc/*.conf` → `../../etc`, `**/*.rs` → `.`).
 fn glob_base(pattern: &str) -> String {
     let wild = |part: &str| part.contains(['*', '?', '[', '{']);
-    let parts: Vec<&str> = pattern.split('/').collect();
-    let literal = parts.iter().take_while(|p| !wild(p)).count();
-    let base = parts[..literal].join("/");
+    let base = pattern.split('/').take_while(|p| !wild(p)).collect::<Vec<_>>().join("/");
     if base.is_empty() && pattern.starts_with('/') {
         "/".to_string()
     } else if base.is_empty() {

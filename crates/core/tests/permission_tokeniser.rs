@@ -114,6 +114,18 @@ const TABLE: &[(&str, &str, bool)] = &[
     ("redirect to a local etc/", "echo x > etc/hosts", false),
     ("plain build", "cargo build && cargo test", false),
     ("empty command", "", false),
+    // ── not flagged: everyday commands ──
+    ("pipe with 2>&1", "cargo test 2>&1 | tail -20", false),
+    ("python -c", "python -c \"import os; print(os.getcwd())\"", false),
+    ("for loop", "for f in *.py; do echo $f; done", false),
+    ("case statement", "case $x in a) echo a;; *) echo b;; esac", false),
+    ("awk program", "awk '{print $1}' f", false),
+    ("parameter expansion", "echo ${HOME:-/tmp}", false),
+    ("test and mkdir", "[ -d out ] || mkdir -p out", false),
+    ("git rm is git's subcommand", "git rm --cached x", false),
+    ("harmless sh -c", "sh -c 'ls -la'", false),
+    ("harmless $( )", "echo $(date +%s)", false),
+    ("redirect to /dev/null", "cmd 2>/dev/null", false),
 ];
 
 #[test]
@@ -144,15 +156,11 @@ fn reasons_say_why() {
 fn hostile_nesting_is_refused_not_overflowed() {
     let deep = format!("{}rm x{}", "$(".repeat(10_000), ")".repeat(10_000));
     assert!(is_destructive(&deep).is_some());
-    let mut script = "rm x".to_string();
-    for _ in 0..40 {
-        script = format!("sh -c {}", shell_quote(&script));
-    }
-    assert!(is_destructive(&script).is_some());
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    // Nested scripts: a few levels are read through, very many are refused as unreadable.
+    assert!(is_destructive("sh -c \"bash -c 'eval rm x'\"").is_some());
+    assert_eq!(is_destructive("eval eval eval ls"), None);
+    let chain = format!("{}ls", "eval ".repeat(1_000));
+    assert!(is_destructive(&chain).is_some_and(|r| r.starts_with("cannot be parsed")));
 }
 
 fn call(name: &str, input: Value) -> ToolUseBlock {
