@@ -45,7 +45,8 @@ const CHAPTER: Chapter = Chapter {
     name: "s05",
     demo: Demo {
         prompt: "Refactor example/hello.py: add type hints, docstrings, and a main guard",
-        files: &[("example/hello.py", include_str!("../demo/example/hello.py"))],
+        // The same seed file as s03: s05 refactors it under example/, as the course does.
+        files: &[("example/hello.py", include_str!("../../s03/demo/hello.py"))],
         turns: include_str!("../demo/turns.jsonl"),
         show: &["example/hello.py"],
     },

@@ -21,43 +21,56 @@ use crate::s05::{self, TodoWriteManager};
 /// `Error: <message>`. Each successful update is also shown on the terminal (coloured markers on a
 /// terminal, plain text when piped).
 pub fn todo_tool(ui: Ui) -> impl Tool {
-    let manager = Arc::new(Mutex::new(TodoManager::new()));
     let spec = ToolSpec {
         name: s03::TODO_TOOL_NAME.to_owned(),
         description: s03::TODO_TOOL_DESCRIPTION.to_owned(),
         input_schema: s03::todo_tool_schema(),
     };
-    FnTool::new(spec, move |input: &Value| {
-        let manager = Arc::clone(&manager);
-        Box::pin(async move {
-            let items =
-                input.get("items").ok_or_else(|| ToolError::InvalidInput("missing field `items`".into()))?;
-            let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
-            let render = manager.update(items).map_err(ToolError::failed)?;
-            ui.todo_list(None, &render);
-            Ok(render)
-        })
-    })
+    plan_tool(spec, "items", None, ui, TodoManager::new(), TodoManager::update)
 }
 
 /// The s05 `todo_write` tool: input `{"todos": …}` where `todos` is a JSON array, a JSON string of
 /// one, or a Python-literal string; output the render or `Error: <message>`, the state unchanged on
 /// error. A successful update is shown under `## Current Tasks`.
 pub fn todo_write_tool(ui: Ui) -> impl Tool {
-    let manager = Arc::new(Mutex::new(TodoWriteManager::new()));
     let spec = ToolSpec {
         name: s05::TODO_WRITE_TOOL_NAME.to_owned(),
         description: s05::TODO_WRITE_DESCRIPTION.to_owned(),
         input_schema: s05::todo_write_schema(),
     };
+    plan_tool(
+        spec,
+        "todos",
+        Some(s05::DISPLAY_HEADING),
+        ui,
+        TodoWriteManager::new(),
+        TodoWriteManager::update,
+    )
+}
+
+/// One plan tool: takes `input[field]`, runs `update` on the shared manager, shows the render.
+fn plan_tool<M, E>(
+    spec: ToolSpec,
+    field: &'static str,
+    title: Option<&'static str>,
+    ui: Ui,
+    manager: M,
+    update: fn(&mut M, &Value) -> Result<String, E>,
+) -> impl Tool + use<M, E>
+where
+    M: Send + 'static,
+    E: std::fmt::Display + 'static,
+{
+    let manager = Arc::new(Mutex::new(manager));
     FnTool::new(spec, move |input: &Value| {
         let manager = Arc::clone(&manager);
         Box::pin(async move {
-            let todos =
-                input.get("todos").ok_or_else(|| ToolError::InvalidInput("missing field `todos`".into()))?;
+            let value = input
+                .get(field)
+                .ok_or_else(|| ToolError::InvalidInput(format!("missing field `{field}`")))?;
             let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
-            let render = manager.update(todos).map_err(ToolError::failed)?;
-            ui.todo_list(Some(s05::DISPLAY_HEADING), &render);
+            let render = update(&mut manager, value).map_err(ToolError::failed)?;
+            ui.todo_list(title, &render);
             Ok(render)
         })
     })
