@@ -10,6 +10,8 @@
 //! Chapters add behaviour through [`Extension`]s, never by copying this loop. Beyond the course
 //! (ours): a `Stop` extension may force at most [`Agent::max_stop_continuations`] extra rounds per
 //! turn; `max_tokens` never runs a cut-off `tool_use`; `pause_turn` continues; `refusal` ends the turn.
+//! Streamed text is printed as it arrives (a spinner on a terminal's stderr until then), and the
+//! final answer is printed once: by the stream, or at the end when the model did not stream.
 
 use crate::client::ApiError;
 use crate::dispatch::{DispatchMap, ToolOutcome};
@@ -43,6 +45,18 @@ pub struct Agent {
     pub ui: Ui,
     /// Cap on `Stop`-forced continuations per turn.
     pub max_stop_continuations: u32,
+    /// Print the turn's token usage on stderr when it ends (`--usage`).
+    pub show_usage: bool,
+}
+
+/// What one turn tracks across its rounds (ours, issue 5).
+#[derive(Debug, Default)]
+struct TurnStats {
+    /// The last response's text was already streamed to stdout.
+    streamed_last: bool,
+    requests: u32,
+    input_tokens: u64,
+    output_tokens: u64,
 }
 
 /// How a turn ended without an API error.
@@ -71,6 +85,7 @@ impl Agent {
             extensions: Vec::new(),
             ui: Ui::detect(),
             max_stop_continuations: MAX_STOP_CONTINUATIONS,
+            show_usage: false,
         }
     }
 
@@ -91,8 +106,19 @@ impl Agent {
             }
         }
         history.push(Message::user_text(prompt));
-        let last = self.agent_loop(history).await?;
-        self.ui.answer(&last.text());
+        let mut stats = TurnStats::default();
+        let result = self.run_rounds(history, &mut stats).await;
+        if self.show_usage && stats.requests > 0 {
+            self.ui.notice(&format!(
+                "[usage] {} request(s): {} input tokens, {} output tokens",
+                stats.requests, stats.input_tokens, stats.output_tokens
+            ));
+        }
+        let last = result?;
+        if !stats.streamed_last {
+            // Streamed text was printed as it arrived; print the answer once, never twice.
+            self.ui.answer(&last.text());
+        }
         Ok(TurnEnd::Answered(Box::new(last)))
     }
 
@@ -114,10 +140,47 @@ impl Agent {
     /// # Errors
     /// The model's [`ApiError`]; what was appended to `history` before it stays.
     pub async fn agent_loop(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
+        self.run_rounds(history, &mut TurnStats::default()).await
+    }
+
+    /// One model call: a spinner until the first text, text deltas printed as they stream in.
+    async fn call_model(
+        &self,
+        history: &[Message],
+        stats: &mut TurnStats,
+    ) -> Result<MessagesResponse, ApiError> {
+        let request = self.request(history);
+        let mut spinner = Some(self.ui.spinner("waiting for the model…"));
+        let (mut streamed, mut at_line_start) = (false, true);
+        let result = {
+            let mut on_text = |text: &str| {
+                spinner = None;
+                streamed = true;
+                at_line_start = text.ends_with('\n');
+                crate::ui::out(text);
+            };
+            self.model.create(&request, &mut on_text).await
+        };
+        drop(spinner);
+        if !at_line_start {
+            crate::ui::out("\n");
+        }
+        let response = result?;
+        stats.streamed_last = streamed;
+        stats.requests += 1;
+        stats.input_tokens += response.usage.input_tokens;
+        stats.output_tokens += response.usage.output_tokens;
+        Ok(response)
+    }
+
+    async fn run_rounds(
+        &mut self,
+        history: &mut Vec<Message>,
+        stats: &mut TurnStats,
+    ) -> Result<MessagesResponse, ApiError> {
         let mut continuations = 0;
         loop {
-            let request = self.request(history);
-            let response = self.model.create(&request).await?;
+            let response = self.call_model(history, stats).await?;
             history.push(Message::assistant_blocks(response.content.clone()));
 
             let calls: Vec<_> = response.tool_uses().cloned().collect();

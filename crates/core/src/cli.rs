@@ -84,9 +84,18 @@ pub struct CommonArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub connect_timeout: u64,
 
-    /// Seconds of silence from the endpoint before a request fails.
+    /// Seconds of silence from the endpoint (no byte of the answer, or of the stream) before a
+    /// request fails.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     pub idle_timeout: u64,
+
+    /// Ask for one JSON response instead of a stream (text then appears only when complete).
+    #[arg(long)]
+    pub no_stream: bool,
+
+    /// Print each turn's token usage on stderr.
+    #[arg(long)]
+    pub usage: bool,
 }
 
 /// A chapter's offline demo: the first "try it" task with recorded model turns.
@@ -222,7 +231,10 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
             idle: Duration::from_secs(args.idle_timeout.max(1)),
         };
         let client = match AnthropicClient::new(&config, retry, timeouts) {
-            Ok(c) => c,
+            Ok(c) => c.with_streaming(!args.no_stream).with_notifier(move |line| {
+                crate::ui::clear_err_line();
+                ui.notice(line);
+            }),
             Err(e) => return config_error(chapter, &e.to_string()),
         };
         let model: Box<dyn Model> = match &args.record {
@@ -238,6 +250,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     let setup = Setup { workspace, tool_options, ui };
     let harness = build(&setup);
     let mut agent = agent_from(model, model_id, harness, ui);
+    agent.show_usage = args.usage;
     let mut history = Vec::new();
 
     if let Some(prompt) = &args.prompt {

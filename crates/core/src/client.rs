@@ -12,11 +12,14 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use crate::config::{AuthType, Config};
 use crate::messages::{MessagesRequest, MessagesResponse};
+use crate::sse::{Delta, MessageAccumulator, SseParser, StreamEvent};
 
 /// The `anthropic-version` header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -53,6 +56,29 @@ pub enum ApiError {
     /// A replay file ran out, or does not parse.
     #[error("replay: {0}")]
     Replay(String),
+    /// An `error` event inside a stream that had answered HTTP 200 (Messages API, "Streaming
+    /// Messages — error events"), such as `overloaded_error`.
+    #[error("API error in the stream, {error_type}: {message}")]
+    Stream {
+        /// The event's `error.type`, such as `overloaded_error`.
+        error_type: String,
+        /// The event's `error.message`.
+        message: String,
+        /// The `request-id` header of the response, when present.
+        request_id: Option<String>,
+    },
+    /// The answer was cut: the connection broke while its body was read, or a stream ended
+    /// before `message_stop`. The message is incomplete, so none of it is used.
+    #[error("the response stream was cut off: {0}")]
+    Incomplete(String),
+    /// The endpoint sent no byte for this long (`--idle-timeout`), waiting for the response
+    /// head or for the next chunk of its body.
+    #[error("no data from the endpoint for {} s (idle timeout)", .0.as_secs_f64())]
+    IdleTimeout(Duration),
+    /// The attempt failed after part of its answer was already shown, so it was not retried (a
+    /// retry would show and store the text twice). The partial answer is not kept in the history.
+    #[error("{0} (after part of the answer was shown; not retried, and the partial answer was not kept)")]
+    AfterOutput(Box<ApiError>),
 }
 
 impl ApiError {
@@ -60,8 +86,12 @@ impl ApiError {
     pub fn is_retryable(&self) -> bool {
         match self {
             ApiError::Api { status, .. } | ApiError::Http { status, .. } => is_retryable_status(*status),
-            ApiError::Transport(_) => true,
-            ApiError::Decode(_) | ApiError::Replay(_) => false,
+            ApiError::Transport(_) | ApiError::Incomplete(_) | ApiError::IdleTimeout(_) => true,
+            // The same error types the API signals with 500 and 529 before answering.
+            ApiError::Stream { error_type, .. } => {
+                matches!(error_type.as_str(), "overloaded_error" | "api_error" | "rate_limit_error")
+            }
+            ApiError::Decode(_) | ApiError::Replay(_) | ApiError::AfterOutput(_) => false,
         }
     }
 }
@@ -110,12 +140,14 @@ impl RetryPolicy {
     }
 }
 
-/// Timeouts of the HTTP client.
+/// Timeouts of the HTTP client. Both end as clear errors: [`ApiError::Transport`] ("timed out")
+/// for the connect timeout, [`ApiError::IdleTimeout`] for the idle one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// Time allowed to open the TCP/TLS connection.
     pub connect: Duration,
-    /// Longest silence while waiting for response bytes.
+    /// Longest silence while waiting for the response head, and then between two chunks of its
+    /// body (so a slow but live stream is never cut).
     pub idle: Duration,
 }
 
@@ -125,18 +157,30 @@ impl Default for Timeouts {
     }
 }
 
+/// The largest response body read on the JSON path (64 MiB); a larger one is an
+/// [`ApiError::Decode`].
+pub const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// Where streamed text goes as it arrives: each `text_delta`, in order.
+pub type OnText<'a> = &'a mut (dyn FnMut(&str) + Send);
+
 /// The Messages API client: reqwest with rustls, one connection pool per process.
+///
+/// Streams by default (`"stream": true`, see [`crate::sse`]); [`AnthropicClient::with_streaming`]
+/// turns that off for the plain JSON path. Both return the same [`MessagesResponse`].
 pub struct AnthropicClient {
     http: reqwest::Client,
     url: String,
     retry: RetryPolicy,
+    timeouts: Timeouts,
+    stream: bool,
     /// Where retry notices go (stderr in the binaries; a buffer in tests).
     notify: Box<dyn Fn(&str) + Send + Sync>,
 }
 
 impl AnthropicClient {
-    /// A client for `config`, with the given retry policy and timeouts. Retry notices are
-    /// printed on stderr.
+    /// A streaming client for `config`, with the given retry policy and timeouts. Retry notices
+    /// are printed on stderr.
     ///
     /// # Errors
     /// [`ApiError::Transport`] when the key holds characters a header cannot carry, or the TLS
@@ -156,16 +200,19 @@ impl AnthropicClient {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        // The idle timeout is applied by hand, per chunk (see `next_chunk`), so that it ends as
+        // the clear ApiError::IdleTimeout rather than a generic transport error.
         let http = reqwest::Client::builder()
             .default_headers(headers)
             .connect_timeout(timeouts.connect)
-            .read_timeout(timeouts.idle)
             .build()
             .map_err(|e| ApiError::Transport(e.to_string()))?;
         Ok(Self {
             http,
             url: format!("{}/v1/messages", config.base_url),
             retry,
+            timeouts,
+            stream: true,
             notify: Box::new(|line| eprintln!("{line}")),
         })
     }
@@ -176,22 +223,54 @@ impl AnthropicClient {
         self
     }
 
+    /// Streams responses (`true`, the default) or asks for one JSON body (`false`, `--no-stream`).
+    pub fn with_streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// Whether requests ask for a stream.
+    pub fn streaming(&self) -> bool {
+        self.stream
+    }
+
     /// The URL requests go to: `{base}/v1/messages`.
     pub fn url(&self) -> &str {
         &self.url
     }
 
-    /// One `POST /v1/messages`, retried per the [`RetryPolicy`]. Nothing of a response is shown
-    /// before it is complete, so every retry is safe.
+    /// One `POST /v1/messages`, retried per the [`RetryPolicy`]. When streaming, each text delta
+    /// is passed to `on_text` as it arrives; the JSON path never calls it.
+    ///
+    /// An attempt that failed before any text reached `on_text` is retried when the error is
+    /// retryable (a dropped stream included); once text was shown, the error is returned as
+    /// [`ApiError::AfterOutput`] and never retried. Each wait is announced through the notifier:
+    /// what failed, which retry, how long.
     ///
     /// # Errors
     /// The last [`ApiError`] once retries are exhausted or the error is not retryable.
-    pub async fn create(&self, request: &MessagesRequest) -> Result<MessagesResponse, ApiError> {
+    pub async fn create(
+        &self,
+        request: &MessagesRequest,
+        on_text: OnText<'_>,
+    ) -> Result<MessagesResponse, ApiError> {
+        let mut body = request.clone();
+        body.stream = self.stream.then_some(true);
         let mut retry = 0;
         loop {
-            let (result, hints) = self.attempt(request).await;
+            let mut shown = false;
+            let (result, hints) = {
+                let mut sink = |text: &str| {
+                    if !text.is_empty() {
+                        shown = true;
+                        on_text(text);
+                    }
+                };
+                self.attempt(&body, &mut sink).await
+            };
             let err = match result {
                 Ok(response) => return Ok(response),
+                Err(err) if shown => return Err(ApiError::AfterOutput(Box::new(err))),
                 Err(err) => err,
             };
             let allowed = hints.should_retry.unwrap_or_else(|| err.is_retryable());
@@ -210,25 +289,101 @@ impl AnthropicClient {
         }
     }
 
-    async fn attempt(&self, request: &MessagesRequest) -> (Result<MessagesResponse, ApiError>, RetryHints) {
-        let response = match self.http.post(&self.url).json(request).send().await {
-            Ok(r) => r,
-            Err(e) => return (Err(ApiError::Transport(describe(&e))), RetryHints::default()),
+    async fn attempt(
+        &self,
+        request: &MessagesRequest,
+        on_text: OnText<'_>,
+    ) -> (Result<MessagesResponse, ApiError>, RetryHints) {
+        let send = self.http.post(&self.url).json(request).send();
+        let response = match tokio::time::timeout(self.timeouts.idle, send).await {
+            Err(_) => return (Err(ApiError::IdleTimeout(self.timeouts.idle)), RetryHints::default()),
+            Ok(Err(e)) => return (Err(ApiError::Transport(describe(&e))), RetryHints::default()),
+            Ok(Ok(r)) => r,
         };
         let status = response.status().as_u16();
         let hints = RetryHints::from_headers(response.headers());
         let request_id =
             response.headers().get("request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let body = match response.bytes().await {
-            Ok(b) => b,
-            Err(e) => return (Err(ApiError::Transport(describe(&e))), hints),
-        };
+        let is_sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+        let mut body = response.bytes_stream();
+        if (200..300).contains(&status) && is_sse {
+            return (self.read_stream(&mut body, on_text, request_id).await, hints);
+        }
+        // The JSON path; also a server that ignored `"stream": true`.
+        let mut bytes = Vec::new();
+        loop {
+            match self.next_chunk(&mut body).await {
+                Ok(Some(chunk)) if bytes.len() + chunk.len() > MAX_BODY => {
+                    let e = format!("the response body is larger than {MAX_BODY} bytes");
+                    return (Err(ApiError::Decode(e)), hints);
+                }
+                Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+                Ok(None) => break,
+                Err(e) => return (Err(e), hints),
+            }
+        }
         if (200..300).contains(&status) {
-            let parsed = serde_json::from_slice::<MessagesResponse>(&body)
-                .map_err(|e| ApiError::Decode(format!("{e}; body starts {:?}", head(&body))));
+            let parsed = serde_json::from_slice::<MessagesResponse>(&bytes)
+                .map_err(|e| ApiError::Decode(format!("{e}; body starts {:?}", head(&bytes))));
             return (parsed, hints);
         }
-        (Err(parse_error(status, &body, request_id)), hints)
+        (Err(parse_error(status, &bytes, request_id)), hints)
+    }
+
+    /// Reads an SSE body until `message_stop`, passing text deltas to `on_text`.
+    async fn read_stream(
+        &self,
+        body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
+        on_text: OnText<'_>,
+        request_id: Option<String>,
+    ) -> Result<MessagesResponse, ApiError> {
+        let mut parser = SseParser::new();
+        let mut message = MessageAccumulator::new();
+        let with_id = |e: ApiError| match e {
+            ApiError::Stream { error_type, message, .. } => {
+                ApiError::Stream { error_type, message, request_id: request_id.clone() }
+            }
+            other => other,
+        };
+        while let Some(chunk) = self.next_chunk(body).await? {
+            for frame in parser.push(&chunk)? {
+                let event = StreamEvent::from_frame(&frame)?;
+                let text = match &event {
+                    StreamEvent::ContentBlockDelta { delta: Delta::Text(t), .. } => Some(t.clone()),
+                    _ => None,
+                };
+                message.apply(event).map_err(with_id)?;
+                if let Some(text) = text {
+                    on_text(&text);
+                }
+                if message.is_done() {
+                    return message.finish();
+                }
+            }
+        }
+        if parser.has_partial() {
+            return Err(ApiError::Incomplete("the stream ended in the middle of an event".into()));
+        }
+        message.finish()
+    }
+
+    /// The next body chunk, `None` at the end; no byte for [`Timeouts::idle`] is an
+    /// [`ApiError::IdleTimeout`].
+    async fn next_chunk(
+        &self,
+        body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
+    ) -> Result<Option<Bytes>, ApiError> {
+        match tokio::time::timeout(self.timeouts.idle, body.next()).await {
+            Err(_) => Err(ApiError::IdleTimeout(self.timeouts.idle)),
+            Ok(None) => Ok(None),
+            Ok(Some(Ok(chunk))) => Ok(Some(chunk)),
+            // The head arrived, so the endpoint was reached: the answer itself was cut.
+            Ok(Some(Err(e))) => Err(ApiError::Incomplete(describe(&e))),
+        }
     }
 }
 

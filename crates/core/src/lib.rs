@@ -30,6 +30,7 @@ pub mod messages;
 pub mod model;
 pub mod normalize;
 pub mod permission;
+pub mod sse;
 pub mod tools;
 pub mod ui;
 pub mod workspace;

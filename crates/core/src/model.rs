@@ -4,6 +4,10 @@
 //! - [`ReplayModel`]: answers from recorded responses, one per request, in order.
 //! - [`Recording`]: wraps any model and appends each response it returns to a JSONL file.
 //!
+//! Streaming is the client's business: a [`Model`] passes each text delta to the caller's
+//! `on_text` as it arrives, and returns the whole response at the end. Models that answer at once
+//! (replay, the JSON path) never call `on_text`, so the caller prints their text itself.
+//!
 //! A recording is a JSONL file: one Messages API response body (`{"id","type":"message",…}`) per
 //! line, in the order the session received them. `--record FILE` writes one; `--replay FILE` and
 //! `--demo` read one. Source: ours (goose's record/replay decorator, STYLE.md).
@@ -14,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use crate::client::{AnthropicClient, ApiError};
+use crate::client::{AnthropicClient, ApiError, OnText};
 use crate::messages::{MessagesRequest, MessagesResponse};
 
 /// The future a [`Model`] returns.
@@ -22,13 +26,15 @@ pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<MessagesResponse, 
 
 /// Something that answers a Messages API request.
 pub trait Model: Send + Sync {
-    /// Answers one request with one assistant response.
-    fn create<'a>(&'a self, request: &'a MessagesRequest) -> ModelFuture<'a>;
+    /// Answers one request with one assistant response. Text that streams in is passed to
+    /// `on_text` delta by delta before the future completes; a model that does not stream never
+    /// calls it. Dropping the future cancels the request.
+    fn create<'a>(&'a self, request: &'a MessagesRequest, on_text: OnText<'a>) -> ModelFuture<'a>;
 }
 
 impl Model for AnthropicClient {
-    fn create<'a>(&'a self, request: &'a MessagesRequest) -> ModelFuture<'a> {
-        Box::pin(AnthropicClient::create(self, request))
+    fn create<'a>(&'a self, request: &'a MessagesRequest, on_text: OnText<'a>) -> ModelFuture<'a> {
+        Box::pin(AnthropicClient::create(self, request, on_text))
     }
 }
 
@@ -76,7 +82,7 @@ impl ReplayModel {
 }
 
 impl Model for ReplayModel {
-    fn create<'a>(&'a self, _request: &'a MessagesRequest) -> ModelFuture<'a> {
+    fn create<'a>(&'a self, _request: &'a MessagesRequest, _on_text: OnText<'a>) -> ModelFuture<'a> {
         let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
         let result = match self.responses.get(*next) {
             Some(r) => {
@@ -112,9 +118,9 @@ impl<M: Model> Recording<M> {
 }
 
 impl<M: Model> Model for Recording<M> {
-    fn create<'a>(&'a self, request: &'a MessagesRequest) -> ModelFuture<'a> {
+    fn create<'a>(&'a self, request: &'a MessagesRequest, on_text: OnText<'a>) -> ModelFuture<'a> {
         Box::pin(async move {
-            let response = self.inner.create(request).await?;
+            let response = self.inner.create(request, on_text).await?;
             let line = serde_json::to_string(&response).map_err(|e| ApiError::Decode(e.to_string()))?;
             let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
             if let Err(e) = writeln!(file, "{line}").and_then(|()| file.flush()) {
@@ -150,9 +156,9 @@ mod tests {
     #[tokio::test]
     async fn replay_answers_in_order_then_says_it_ran_out() {
         let model = ReplayModel::from_jsonl("t.jsonl", TWO).unwrap();
-        assert_eq!(model.create(&request()).await.unwrap().text(), "one");
-        assert_eq!(model.create(&request()).await.unwrap().text(), "two");
-        let err = model.create(&request()).await.unwrap_err();
+        assert_eq!(model.create(&request(), &mut |_| {}).await.unwrap().text(), "one");
+        assert_eq!(model.create(&request(), &mut |_| {}).await.unwrap().text(), "two");
+        let err = model.create(&request(), &mut |_| {}).await.unwrap_err();
         assert_eq!(err.to_string(), "replay: t.jsonl has no more recorded turns (all 2 were used)");
     }
 
@@ -167,10 +173,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rec.jsonl");
         let rec = Recording::new(ReplayModel::from_jsonl("t", TWO).unwrap(), &path).unwrap();
-        rec.create(&request()).await.unwrap();
-        rec.create(&request()).await.unwrap();
+        rec.create(&request(), &mut |_| {}).await.unwrap();
+        rec.create(&request(), &mut |_| {}).await.unwrap();
         let back = ReplayModel::from_file(&path).unwrap();
         assert_eq!(back.remaining(), 2);
-        assert_eq!(back.create(&request()).await.unwrap().text(), "one");
+        assert_eq!(back.create(&request(), &mut |_| {}).await.unwrap().text(), "one");
     }
 }

@@ -105,6 +105,66 @@ impl Ui {
     }
 }
 
+/// A spinner on stderr while the model has not answered yet (issue 5). It is drawn only when
+/// stderr is a terminal, after a short grace period so fast answers do not flicker, and it clears
+/// its line when dropped. Nothing reaches stdout.
+pub struct Spinner {
+    /// (stopped, drawn), under one lock so a frame is never drawn after the line was cleared.
+    state: Option<std::sync::Arc<std::sync::Mutex<(bool, bool)>>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Ui {
+    /// Starts a [`Spinner`] labelled `label`; a no-op when stderr is not a terminal or no tokio
+    /// runtime is running.
+    pub fn spinner(&self, label: &str) -> Spinner {
+        if !std::io::stderr().is_terminal() || tokio::runtime::Handle::try_current().is_err() {
+            return Spinner { state: None, task: None };
+        }
+        let state = std::sync::Arc::new(std::sync::Mutex::new((false, false)));
+        let shared = std::sync::Arc::clone(&state);
+        let label = paint(self.color_err, DIM, label);
+        let task = tokio::spawn(async move {
+            const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            for frame in FRAMES.iter().cycle() {
+                {
+                    let mut s = shared.lock().unwrap_or_else(|p| p.into_inner());
+                    if s.0 {
+                        return;
+                    }
+                    s.1 = true;
+                    err(&format!("\r{frame} {label}"));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(80)).await;
+            }
+        });
+        Spinner { state: Some(state), task: Some(task) }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+            s.0 = true;
+            if s.1 {
+                err("\r\x1b[K");
+            }
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Clears a spinner's line on stderr when stderr is a terminal, so a notice starts at column 0.
+pub fn clear_err_line() {
+    if std::io::stderr().is_terminal() {
+        err("\r\x1b[K");
+    }
+}
+
 fn paint(on: bool, color: &str, text: &str) -> String {
     if on { format!("{color}{text}{RESET}") } else { text.to_owned() }
 }

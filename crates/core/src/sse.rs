@@ -1,0 +1,731 @@
+//! Streaming responses (`"stream": true`): SSE framing, typed events, and the accumulator that
+//! turns the events into one [`MessagesResponse`].
+//!
+//! Source: Messages API, "Streaming Messages", and the WHATWG event-stream format. Three layers,
+//! each testable on its own:
+//!
+//! ```text
+//!  bytes (any chunking) ──SseParser──▶ Frame {event, data} ──StreamEvent::from_frame──▶ StreamEvent
+//!                                                                                        │
+//!                         MessagesResponse ◀──finish── MessageAccumulator ◀──apply───────┘
+//! ```
+//!
+//! - [`SseParser`] splits on bytes first and decodes whole lines, so a chunk cut inside a
+//!   multi-byte character is harmless. Lines end in `\n`, `\r\n` or `\r`; `:` starts a comment;
+//!   several `data:` lines join with `\n`; a blank line dispatches the event.
+//! - [`StreamEvent`] is one Messages API event: `message_start`, `content_block_start`,
+//!   `content_block_delta`, `content_block_stop`, `message_delta`, `message_stop`, `ping`, `error`,
+//!   or an event this crate does not know (kept, then ignored).
+//! - [`MessageAccumulator`] builds the message: text from `text_delta`, a `tool_use` input from the
+//!   `input_json_delta` fragments parsed once at `content_block_stop` (empty means `{}`), `thinking`
+//!   and `signature` deltas into the raw block, `stop_reason` and cumulative `usage` from
+//!   `message_delta`. A stream that ends before `message_stop` is an error, never a shorter message.
+
+use serde_json::{Map, Value};
+
+use crate::client::ApiError;
+use crate::messages::{ContentBlock, MessagesResponse, StopReason};
+
+/// The longest SSE line accepted, in bytes (16 MiB); a longer one is a [`ApiError::Decode`].
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// One dispatched SSE event: its `event:` name (`message` when absent) and its `data:` lines
+/// joined with `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The `event:` field, such as `content_block_delta`.
+    pub event: String,
+    /// The `data:` payload; for the Messages API, one JSON object.
+    pub data: String,
+}
+
+/// Incremental SSE framing: feed it the body's chunks as they arrive, however they are cut.
+///
+/// `id:` and `retry:` fields are ignored: this client never reconnects, because reconnecting
+/// would run the generation again.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    /// Bytes of the current, unterminated line.
+    line: Vec<u8>,
+    /// The last line ended in `\r`: a `\n` right after it belongs to the same line ending.
+    after_cr: bool,
+    /// Whether the stream start (and a possible byte-order mark) has been handled.
+    started: bool,
+    event: String,
+    data: String,
+    has_data: bool,
+}
+
+impl SseParser {
+    /// A parser at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next chunk of the body and returns the events it completes, in order.
+    ///
+    /// # Errors
+    /// [`ApiError::Decode`] when a line is not UTF-8 or is longer than [`MAX_LINE`].
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Frame>, ApiError> {
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            if self.after_cr {
+                self.after_cr = false;
+                if rest[0] == b'\n' {
+                    rest = &rest[1..];
+                    continue;
+                }
+            }
+            match memchr::memchr2(b'\r', b'\n', rest) {
+                None => {
+                    self.line.extend_from_slice(rest);
+                    if self.line.len() > MAX_LINE {
+                        return Err(ApiError::Decode(format!("an SSE line is longer than {MAX_LINE} bytes")));
+                    }
+                    break;
+                }
+                Some(i) => {
+                    self.line.extend_from_slice(&rest[..i]);
+                    self.after_cr = rest[i] == b'\r';
+                    rest = &rest[i + 1..];
+                    let line = std::mem::take(&mut self.line);
+                    if let Some(frame) = self.line_done(&line)? {
+                        out.push(frame);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether bytes or fields of an unfinished event are buffered (the body ended mid-event).
+    pub fn has_partial(&self) -> bool {
+        !self.line.is_empty() || self.has_data || !self.event.is_empty()
+    }
+
+    fn line_done(&mut self, raw: &[u8]) -> Result<Option<Frame>, ApiError> {
+        let mut raw = raw;
+        if !self.started {
+            self.started = true;
+            raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+        }
+        let line = std::str::from_utf8(raw)
+            .map_err(|e| ApiError::Decode(format!("an SSE line is not valid UTF-8: {e}")))?;
+        if line.is_empty() {
+            let event = std::mem::take(&mut self.event);
+            if !std::mem::take(&mut self.has_data) {
+                return Ok(None);
+            }
+            let mut data = std::mem::take(&mut self.data);
+            data.pop(); // the '\n' after the last data line
+            let event = if event.is_empty() { "message".to_owned() } else { event };
+            return Ok(Some(Frame { event, data }));
+        }
+        if line.starts_with(':') {
+            return Ok(None);
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "event" => value.clone_into(&mut self.event),
+            "data" => {
+                self.data.push_str(value);
+                self.data.push('\n');
+                self.has_data = true;
+            }
+            _ => {} // id, retry, and unknown fields
+        }
+        Ok(None)
+    }
+}
+
+/// Parses a whole body at once: the frames of [`SseParser::push`] on one chunk.
+///
+/// # Errors
+/// As [`SseParser::push`].
+pub fn parse_all(body: &[u8]) -> Result<Vec<Frame>, ApiError> {
+    SseParser::new().push(body)
+}
+
+/// A `content_block_delta` payload. Source: Messages API, "Streaming Messages — delta types".
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta {
+    /// `text_delta`: more text for a `text` block.
+    Text(String),
+    /// `input_json_delta`: a fragment of a `tool_use` input's JSON (`partial_json`).
+    InputJson(String),
+    /// `thinking_delta`: more text for a `thinking` block.
+    Thinking(String),
+    /// `signature_delta`: the `thinking` block's signature.
+    Signature(String),
+    /// `citations_delta`: one more entry of a text block's `citations`.
+    Citation(Value),
+    /// Any other delta, as sent: its string fields are appended to the block's same-named fields.
+    Other(Value),
+}
+
+/// One Messages API stream event. Source: Messages API, "Streaming Messages — event types".
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// `message_start`: the message with empty `content`, and the usage so far.
+    MessageStart(Box<MessagesResponse>),
+    /// `content_block_start`: block `index` begins, with its initial JSON.
+    ContentBlockStart {
+        /// Position of the block in `content`.
+        index: usize,
+        /// The block as it starts (`{"type":"text","text":""}`, a `tool_use` with `input: {}`, …).
+        block: Value,
+    },
+    /// `content_block_delta`: more of block `index`.
+    ContentBlockDelta {
+        /// Position of the block in `content`.
+        index: usize,
+        /// What to add.
+        delta: Delta,
+    },
+    /// `content_block_stop`: block `index` is complete.
+    ContentBlockStop {
+        /// Position of the block in `content`.
+        index: usize,
+    },
+    /// `message_delta`: top-level changes (`stop_reason`, `stop_sequence`) and cumulative `usage`.
+    MessageDelta {
+        /// `delta.stop_reason`, when not null.
+        stop_reason: Option<StopReason>,
+        /// `delta.stop_sequence`, when not null.
+        stop_sequence: Option<String>,
+        /// The `usage` object (cumulative counts), or `null`.
+        usage: Value,
+    },
+    /// `message_stop`: the stream is complete.
+    MessageStop,
+    /// `ping`: keep-alive, ignored.
+    Ping,
+    /// `error`: the API failed after answering HTTP 200 (`overloaded_error`, say).
+    Error {
+        /// `error.type`.
+        error_type: String,
+        /// `error.message`.
+        message: String,
+    },
+    /// An event this crate does not know; ignored, so new API events do not break old clients.
+    Unknown {
+        /// The event name.
+        event: String,
+        /// Its data.
+        data: Value,
+    },
+}
+
+impl StreamEvent {
+    /// Types one frame. The name comes from `event:`, or from the data's `type` when the frame has
+    /// none.
+    ///
+    /// # Errors
+    /// [`ApiError::Decode`] when the data is not JSON or a known event lacks a required field.
+    pub fn from_frame(frame: &Frame) -> Result<StreamEvent, ApiError> {
+        if frame.event == "ping" {
+            return Ok(StreamEvent::Ping);
+        }
+        let data: Value = serde_json::from_str(&frame.data).map_err(|e| {
+            ApiError::Decode(format!(
+                "the data of a {:?} event is not JSON ({e}): {}",
+                frame.event,
+                head(&frame.data)
+            ))
+        })?;
+        let name = if frame.event == "message" {
+            data.get("type").and_then(Value::as_str).unwrap_or("message").to_owned()
+        } else {
+            frame.event.clone()
+        };
+        let bad =
+            |what: &str| ApiError::Decode(format!("a {name} event without {what}: {}", head(&frame.data)));
+        let index =
+            || data.get("index").and_then(Value::as_u64).map(|i| i as usize).ok_or_else(|| bad("an index"));
+        Ok(match name.as_str() {
+            "message_start" => {
+                let message = data.get("message").ok_or_else(|| bad("a message"))?;
+                let message: MessagesResponse = serde_json::from_value(message.clone())
+                    .map_err(|e| ApiError::Decode(format!("message_start: {e}")))?;
+                StreamEvent::MessageStart(Box::new(message))
+            }
+            "content_block_start" => {
+                let block = data
+                    .get("content_block")
+                    .filter(|b| b.is_object())
+                    .ok_or_else(|| bad("a content_block"))?;
+                StreamEvent::ContentBlockStart { index: index()?, block: block.clone() }
+            }
+            "content_block_delta" => {
+                let delta = data.get("delta").filter(|d| d.is_object()).ok_or_else(|| bad("a delta"))?;
+                let string = |field: &str| {
+                    delta.get(field).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| bad(field))
+                };
+                let delta = match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => Delta::Text(string("text")?),
+                    Some("input_json_delta") => Delta::InputJson(string("partial_json")?),
+                    Some("thinking_delta") => Delta::Thinking(string("thinking")?),
+                    Some("signature_delta") => Delta::Signature(string("signature")?),
+                    Some("citations_delta") => {
+                        Delta::Citation(delta.get("citation").cloned().ok_or_else(|| bad("citation"))?)
+                    }
+                    _ => Delta::Other(delta.clone()),
+                };
+                StreamEvent::ContentBlockDelta { index: index()?, delta }
+            }
+            "content_block_stop" => StreamEvent::ContentBlockStop { index: index()? },
+            "message_delta" => {
+                let delta = data.get("delta").cloned().unwrap_or(Value::Null);
+                let stop_reason = match delta.get("stop_reason") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(
+                        serde_json::from_value(v.clone())
+                            .map_err(|e| ApiError::Decode(format!("message_delta stop_reason: {e}")))?,
+                    ),
+                };
+                let stop_sequence = delta.get("stop_sequence").and_then(Value::as_str).map(str::to_owned);
+                StreamEvent::MessageDelta {
+                    stop_reason,
+                    stop_sequence,
+                    usage: data.get("usage").cloned().unwrap_or(Value::Null),
+                }
+            }
+            "message_stop" => StreamEvent::MessageStop,
+            "error" => {
+                let error = data.get("error");
+                let field = |f: &str| error.and_then(|e| e.get(f)).and_then(Value::as_str).map(str::to_owned);
+                StreamEvent::Error {
+                    error_type: field("type").unwrap_or_else(|| "error".to_owned()),
+                    message: field("message").unwrap_or_else(|| head(&frame.data)),
+                }
+            }
+            _ => StreamEvent::Unknown { event: name, data },
+        })
+    }
+}
+
+/// One content block being assembled.
+#[derive(Debug)]
+struct Building {
+    block: ContentBlock,
+    /// Concatenated `partial_json` fragments.
+    json: String,
+    has_json: bool,
+    open: bool,
+    /// The fragments did not parse at `content_block_stop`: the parse error.
+    bad_json: Option<String>,
+}
+
+/// Builds one [`MessagesResponse`] from [`StreamEvent`]s, checking their order.
+#[derive(Debug, Default)]
+pub struct MessageAccumulator {
+    message: Option<MessagesResponse>,
+    blocks: Vec<Building>,
+    stopped: bool,
+}
+
+impl MessageAccumulator {
+    /// An empty accumulator, waiting for `message_start`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether `message_stop` was seen: the message is complete and later events are ignored.
+    pub fn is_done(&self) -> bool {
+        self.stopped
+    }
+
+    /// Applies one event.
+    ///
+    /// # Errors
+    /// - [`ApiError::Stream`] (with no request id) for an `error` event;
+    /// - [`ApiError::Decode`] for events out of order: a block event before `message_start`, a
+    ///   delta for a block that is not open, an index that skips ahead, a `text_delta` for a
+    ///   non-text block.
+    pub fn apply(&mut self, event: StreamEvent) -> Result<(), ApiError> {
+        if self.stopped {
+            return Ok(());
+        }
+        let out_of_order = |what: String| ApiError::Decode(format!("stream events out of order: {what}"));
+        match event {
+            StreamEvent::Ping | StreamEvent::Unknown { .. } => {}
+            StreamEvent::Error { error_type, message } => {
+                return Err(ApiError::Stream { error_type, message, request_id: None });
+            }
+            StreamEvent::MessageStart(message) => {
+                if self.message.is_some() {
+                    return Err(out_of_order("a second message_start".into()));
+                }
+                let mut message = *message;
+                message.content.clear();
+                self.message = Some(message);
+            }
+            StreamEvent::ContentBlockStart { index, block } => {
+                self.started("content_block_start")?;
+                if index != self.blocks.len() {
+                    return Err(out_of_order(format!(
+                        "content_block_start index {index} where {} was expected",
+                        self.blocks.len()
+                    )));
+                }
+                let block: ContentBlock = serde_json::from_value(block)
+                    .map_err(|e| ApiError::Decode(format!("content_block_start: {e}")))?;
+                self.blocks.push(Building {
+                    block,
+                    json: String::new(),
+                    has_json: false,
+                    open: true,
+                    bad_json: None,
+                });
+            }
+            StreamEvent::ContentBlockDelta { index, delta } => {
+                self.started("content_block_delta")?;
+                let b = self.open_block(index, "content_block_delta")?;
+                apply_delta(b, delta).map_err(|kind| {
+                    ApiError::Decode(format!("a delta of block {index} does not fit its type {kind:?}"))
+                })?;
+            }
+            StreamEvent::ContentBlockStop { index } => {
+                self.started("content_block_stop")?;
+                let b = self.open_block(index, "content_block_stop")?;
+                b.open = false;
+                if b.has_json {
+                    let text = if b.json.trim().is_empty() { "{}" } else { b.json.as_str() };
+                    let input = match serde_json::from_str::<Value>(text) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            b.bad_json = Some(format!("{e}; the input so far is {}", head(&b.json)));
+                            Value::Object(Map::new())
+                        }
+                    };
+                    match &mut b.block {
+                        ContentBlock::ToolUse(t) => t.input = input,
+                        ContentBlock::Other(Value::Object(map)) => {
+                            map.insert("input".to_owned(), input);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            StreamEvent::MessageDelta { stop_reason, stop_sequence, usage } => {
+                let message = self.started("message_delta")?;
+                if stop_reason.is_some() {
+                    message.stop_reason = stop_reason;
+                }
+                if stop_sequence.is_some() {
+                    message.stop_sequence = stop_sequence;
+                }
+                if let Value::Object(counts) = usage {
+                    // Counts are cumulative: a later value replaces the earlier one.
+                    for (key, value) in counts {
+                        match (key.as_str(), value.as_u64()) {
+                            ("input_tokens", Some(n)) => message.usage.input_tokens = n,
+                            ("output_tokens", Some(n)) => message.usage.output_tokens = n,
+                            _ => {
+                                message.usage.extra.insert(key, value);
+                            }
+                        }
+                    }
+                }
+            }
+            StreamEvent::MessageStop => {
+                self.started("message_stop")?;
+                if let Some(open) = self.blocks.iter().position(|b| b.open) {
+                    return Err(out_of_order(format!("message_stop while block {open} is still open")));
+                }
+                self.stopped = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// The complete message.
+    ///
+    /// # Errors
+    /// - [`ApiError::Incomplete`] when `message_stop` never came (the stream was cut);
+    /// - [`ApiError::Decode`] when a `tool_use` input is not valid JSON, unless `stop_reason` is
+    ///   `max_tokens`: then the cut-off call keeps `input: {}` and is never run (the loop checks).
+    pub fn finish(self) -> Result<MessagesResponse, ApiError> {
+        let Some(mut message) = self.message else {
+            return Err(ApiError::Incomplete("the stream ended before message_start".into()));
+        };
+        if !self.stopped {
+            return Err(ApiError::Incomplete(format!(
+                "the stream ended before message_stop, after {} content block(s)",
+                self.blocks.len()
+            )));
+        }
+        let truncated = message.stop_reason == Some(StopReason::MaxTokens);
+        for (index, b) in self.blocks.into_iter().enumerate() {
+            if let (Some(e), false) = (&b.bad_json, truncated) {
+                return Err(ApiError::Decode(format!(
+                    "the input of content block {index} is not valid JSON: {e}"
+                )));
+            }
+            message.content.push(b.block);
+        }
+        Ok(message)
+    }
+
+    fn started(&mut self, what: &str) -> Result<&mut MessagesResponse, ApiError> {
+        self.message.as_mut().ok_or_else(|| {
+            ApiError::Decode(format!("stream events out of order: {what} before message_start"))
+        })
+    }
+
+    fn open_block(&mut self, index: usize, what: &str) -> Result<&mut Building, ApiError> {
+        match self.blocks.get_mut(index) {
+            Some(b) if b.open => Ok(b),
+            _ => Err(ApiError::Decode(format!(
+                "stream events out of order: {what} for block {index}, which is not open"
+            ))),
+        }
+    }
+}
+
+/// Adds `delta` to the block; `Err(kind)` when it does not fit the block's type.
+fn apply_delta(b: &mut Building, delta: Delta) -> Result<(), String> {
+    let kind = b.block.kind().to_owned();
+    match (delta, &mut b.block) {
+        (Delta::InputJson(part), _) => {
+            b.json.push_str(&part);
+            b.has_json = true;
+        }
+        (Delta::Text(t), ContentBlock::Text(block)) => block.text.push_str(&t),
+        (Delta::Citation(c), ContentBlock::Text(block)) => push_citation(&mut block.extra, c),
+        (Delta::Citation(c), ContentBlock::Other(Value::Object(map))) => push_citation(map, c),
+        (Delta::Text(t), ContentBlock::Other(Value::Object(map))) => append(map, "text", &t),
+        (Delta::Thinking(t), ContentBlock::Other(Value::Object(map))) => append(map, "thinking", &t),
+        (Delta::Signature(s), ContentBlock::Other(Value::Object(map))) => append(map, "signature", &s),
+        (Delta::Other(Value::Object(fields)), ContentBlock::Other(Value::Object(map))) => {
+            for (key, value) in fields {
+                if let (false, Value::String(s)) = (key == "type", value) {
+                    append(map, &key, &s);
+                }
+            }
+        }
+        // An unknown delta for a typed block: nothing this crate models can take it.
+        (Delta::Other(_), _) => {}
+        _ => return Err(kind),
+    }
+    Ok(())
+}
+
+fn append(map: &mut Map<String, Value>, field: &str, more: &str) {
+    match map.get_mut(field) {
+        Some(Value::String(s)) => s.push_str(more),
+        _ => {
+            map.insert(field.to_owned(), Value::String(more.to_owned()));
+        }
+    }
+}
+
+fn push_citation(map: &mut Map<String, Value>, citation: Value) {
+    match map.get_mut("citations") {
+        Some(Value::Array(list)) => list.push(citation),
+        _ => {
+            map.insert("citations".to_owned(), Value::Array(vec![citation]));
+        }
+    }
+}
+
+fn head(text: &str) -> String {
+    let mut s: String = text.chars().take(120).collect();
+    if text.chars().count() > 120 {
+        s.push('…');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn frames(text: &str) -> Vec<Frame> {
+        parse_all(text.as_bytes()).unwrap()
+    }
+
+    fn frame(event: &str, data: &str) -> Frame {
+        Frame { event: event.into(), data: data.into() }
+    }
+
+    #[test]
+    fn framing_handles_crlf_cr_comments_and_multi_line_data() {
+        assert_eq!(frames("event: a\r\ndata: 1\r\n\r\n"), vec![frame("a", "1")]);
+        assert_eq!(frames("event: a\rdata: 1\r\r"), vec![frame("a", "1")]);
+        assert_eq!(frames(": hi\nevent: a\n: mid\ndata: x\ndata:y\ndata\n\n"), vec![frame("a", "x\ny\n")]);
+        assert_eq!(frames("data: only\n\n"), vec![frame("message", "only")]);
+        assert_eq!(frames("event: lonely\n\n"), vec![], "no data, no event");
+        assert_eq!(frames("\u{feff}data: bom\n\n"), vec![frame("message", "bom")]);
+        assert_eq!(frames("data:  two spaces\n\n"), vec![frame("message", " two spaces")]);
+    }
+
+    #[test]
+    fn an_unfinished_event_is_not_dispatched() {
+        let mut p = SseParser::new();
+        assert_eq!(p.push(b"event: a\ndata: 1\n").unwrap(), vec![]);
+        assert!(p.has_partial());
+    }
+
+    #[test]
+    fn a_cr_at_a_chunk_end_does_not_double_the_line_ending() {
+        let mut p = SseParser::new();
+        let mut got = p.push(b"data: 1\r").unwrap();
+        got.extend(p.push(b"\n\r").unwrap());
+        got.extend(p.push(b"\n").unwrap());
+        assert_eq!(got, vec![frame("message", "1")]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_decode_error() {
+        let err = parse_all(b"data: \xff\n\n").unwrap_err();
+        assert!(matches!(err, ApiError::Decode(_)), "{err}");
+    }
+
+    fn run(events: &[(&str, Value)]) -> Result<MessagesResponse, ApiError> {
+        let mut acc = MessageAccumulator::new();
+        for (name, data) in events {
+            let ev = StreamEvent::from_frame(&frame(name, &data.to_string()))?;
+            acc.apply(ev)?;
+        }
+        acc.finish()
+    }
+
+    fn start() -> (&'static str, Value) {
+        (
+            "message_start",
+            json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"x","stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}),
+        )
+    }
+
+    fn tool_events(fragments: &[&str], stop: &str) -> Vec<(&'static str, Value)> {
+        let mut ev = vec![
+            start(),
+            (
+                "content_block_start",
+                json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"bash","input":{}}}),
+            ),
+        ];
+        for f in fragments {
+            ev.push((
+                "content_block_delta",
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":f}}),
+            ));
+        }
+        ev.push(("content_block_stop", json!({"type":"content_block_stop","index":0})));
+        ev.push((
+            "message_delta",
+            json!({"type":"message_delta","delta":{"stop_reason":stop,"stop_sequence":null},"usage":{"output_tokens":9}}),
+        ));
+        ev.push(("message_stop", json!({"type":"message_stop"})));
+        ev
+    }
+
+    #[test]
+    fn tool_input_is_assembled_and_parsed_at_block_stop() {
+        let r = run(&tool_events(&["{\"comm", "and\": \"l", "s\"}"], "tool_use")).unwrap();
+        assert_eq!(r.tool_uses().next().unwrap().input, json!({"command": "ls"}));
+        assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
+        assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (5, 9));
+    }
+
+    #[test]
+    fn empty_tool_input_is_an_empty_object() {
+        let r = run(&tool_events(&[""], "tool_use")).unwrap();
+        assert_eq!(r.tool_uses().next().unwrap().input, json!({}));
+    }
+
+    #[test]
+    fn broken_tool_input_is_an_error_unless_the_output_was_cut_by_max_tokens() {
+        let err = run(&tool_events(&["{\"command\": \"tou"], "tool_use")).unwrap_err();
+        assert!(matches!(err, ApiError::Decode(_)), "{err}");
+        let r = run(&tool_events(&["{\"command\": \"tou"], "max_tokens")).unwrap();
+        assert_eq!(r.tool_uses().next().unwrap().input, json!({}));
+    }
+
+    #[test]
+    fn a_stream_without_message_stop_is_incomplete() {
+        let mut events = tool_events(&["{}"], "tool_use");
+        events.pop();
+        assert!(matches!(run(&events), Err(ApiError::Incomplete(_))));
+        assert!(matches!(run(&[]), Err(ApiError::Incomplete(_))));
+    }
+
+    #[test]
+    fn an_error_event_is_typed() {
+        let err = run(&[
+            start(),
+            ("error", json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            err,
+            ApiError::Stream {
+                error_type: "overloaded_error".into(),
+                message: "Overloaded".into(),
+                request_id: None
+            }
+        );
+    }
+
+    #[test]
+    fn events_out_of_order_are_errors_not_panics() {
+        let cases: Vec<Vec<(&str, Value)>> = vec![
+            vec![("content_block_start", json!({"index":0,"content_block":{"type":"text","text":""}}))],
+            vec![
+                start(),
+                ("content_block_delta", json!({"index":3,"delta":{"type":"text_delta","text":"x"}})),
+            ],
+            vec![
+                start(),
+                ("content_block_start", json!({"index":2,"content_block":{"type":"text","text":""}})),
+            ],
+            vec![start(), ("content_block_stop", json!({"index":0}))],
+            vec![
+                start(),
+                (
+                    "content_block_start",
+                    json!({"index":0,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}}}),
+                ),
+                ("content_block_delta", json!({"index":0,"delta":{"type":"text_delta","text":"x"}})),
+            ],
+            vec![start(), ("content_block_delta", json!({"index":0}))],
+            vec![start(), start()],
+        ];
+        for (i, case) in cases.iter().enumerate() {
+            let err = run(case).unwrap_err();
+            assert!(matches!(err, ApiError::Decode(_)), "case {i}: {err}");
+        }
+        let err = StreamEvent::from_frame(&frame("content_block_delta", "{not json")).unwrap_err();
+        assert!(matches!(err, ApiError::Decode(_)), "{err}");
+    }
+
+    #[test]
+    fn thinking_blocks_are_kept_with_their_signature_and_unknown_events_ignored() {
+        let r = run(&[
+            start(),
+            ("content_block_start", json!({"index":0,"content_block":{"type":"thinking","thinking":""}})),
+            ("content_block_delta", json!({"index":0,"delta":{"type":"thinking_delta","thinking":"hm"}})),
+            ("content_block_delta", json!({"index":0,"delta":{"type":"thinking_delta","thinking":"m"}})),
+            ("content_block_delta", json!({"index":0,"delta":{"type":"signature_delta","signature":"sig"}})),
+            ("content_block_stop", json!({"index":0})),
+            ("future_event", json!({"type":"future_event"})),
+            ("ping", json!({"type":"ping"})),
+            ("content_block_start", json!({"index":1,"content_block":{"type":"text","text":""}})),
+            ("content_block_delta", json!({"index":1,"delta":{"type":"text_delta","text":"hi"}})),
+            ("content_block_stop", json!({"index":1})),
+            ("message_delta", json!({"delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}})),
+            ("message_stop", json!({})),
+        ])
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&r.content).unwrap(),
+            json!([{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"text","text":"hi"}])
+        );
+    }
+}
