@@ -1,0 +1,202 @@
+//! `agent_loop` and its extension point, driven by a scripted model that records every request.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_core::agent::{Agent, TurnEnd};
+use agent_core::client::{ApiError, OnText};
+use agent_core::dispatch::{DispatchMap, FnTool};
+use agent_core::extension::{CallRecord, Decision, Extension};
+use agent_core::messages::{
+    ContentBlock, Message, MessagesRequest, MessagesResponse, StopReason, ToolSpec, ToolUseBlock, Usage,
+};
+use agent_core::model::{Model, ModelFuture};
+use agent_core::ui::Ui;
+use serde_json::{Value, json};
+
+/// Answers with `responses` in order and keeps every request it was sent.
+struct Scripted {
+    responses: Mutex<Vec<MessagesResponse>>,
+    requests: Arc<Mutex<Vec<MessagesRequest>>>,
+}
+
+impl Model for Scripted {
+    fn create<'a>(&'a self, request: &'a MessagesRequest, _on_text: OnText<'a>) -> ModelFuture<'a> {
+        self.requests.lock().unwrap().push(request.clone());
+        let mut responses = self.responses.lock().unwrap();
+        let next = if responses.is_empty() {
+            Err(ApiError::Replay("script exhausted".into()))
+        } else {
+            Ok(responses.remove(0))
+        };
+        Box::pin(async move { next })
+    }
+}
+
+fn response(content: Vec<ContentBlock>, stop: StopReason) -> MessagesResponse {
+    MessagesResponse {
+        id: "msg".into(),
+        kind: "message".into(),
+        role: agent_core::messages::Role::Assistant,
+        content,
+        model: "m".into(),
+        stop_reason: Some(stop),
+        stop_sequence: None,
+        usage: Usage::default(),
+    }
+}
+
+fn text(t: &str) -> MessagesResponse {
+    response(vec![ContentBlock::text(t)], StopReason::EndTurn)
+}
+
+fn call(id: &str, name: &str) -> MessagesResponse {
+    response(vec![ContentBlock::tool_use(id, name, json!({}))], StopReason::ToolUse)
+}
+
+/// A `count` tool that counts how often it ran.
+fn counting_tool(runs: Arc<AtomicUsize>) -> FnTool<impl for<'a> Fn(&'a Value) -> agent_core::dispatch::ToolFuture<'a>> {
+    FnTool::new(
+        ToolSpec { name: "count".into(), description: "Count.".into(), input_schema: json!({"type": "object"}) },
+        move |_| {
+            let runs = Arc::clone(&runs);
+            Box::pin(async move { Ok(format!("run {}", runs.fetch_add(1, Ordering::SeqCst) + 1)) })
+        },
+    )
+}
+
+fn agent(script: Vec<MessagesResponse>, runs: Arc<AtomicUsize>) -> (Agent, Arc<Mutex<Vec<MessagesRequest>>>) {
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let model = Scripted { responses: Mutex::new(script), requests: Arc::clone(&requests) };
+    let mut agent = Agent::new(Box::new(model), "m", "system", DispatchMap::new().with(counting_tool(runs)));
+    agent.ui = Ui::plain();
+    (agent, requests)
+}
+
+/// An extension whose every hook is scripted.
+#[derive(Default)]
+struct Probe {
+    block_tools: bool,
+    block_prompt: bool,
+    always_continue: bool,
+    note: Option<&'static str>,
+    rounds: Arc<Mutex<Vec<Vec<CallRecord>>>>,
+}
+
+impl Extension for Probe {
+    fn user_prompt_submit(&mut self, _prompt: &str) -> Decision {
+        if self.block_prompt { Decision::Block("prompt refused".into()) } else { Decision::Continue }
+    }
+    fn pre_tool_use(&mut self, _call: &ToolUseBlock) -> Decision {
+        if self.block_tools { Decision::Block("blocked by probe".into()) } else { Decision::Continue }
+    }
+    fn after_round(&mut self, calls: &[CallRecord]) -> Option<String> {
+        self.rounds.lock().unwrap().push(calls.to_vec());
+        self.note.map(str::to_owned)
+    }
+    fn stop(&mut self, _response: &MessagesResponse) -> Option<String> {
+        self.always_continue.then(|| "keep going".to_owned())
+    }
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_always_answers_is_cut_off_after_three_continuations() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let script = (0..10).map(|i| text(&format!("answer {i}"))).collect();
+    let (mut agent, requests) = agent(script, runs);
+    agent.extensions.push(Box::new(Probe { always_continue: true, ..Probe::default() }));
+    let mut history = Vec::new();
+    let end = agent.run_turn(&mut history, "go").await.unwrap();
+    assert!(matches!(end, TurnEnd::Answered(r) if r.text() == "answer 3"));
+    assert_eq!(requests.lock().unwrap().len(), 4, "one answer plus three forced continuations");
+    let continued = history.iter().filter(|m| *m == &Message::user_text("keep going")).count();
+    assert_eq!(continued, 3);
+}
+
+#[tokio::test]
+async fn a_blocking_pre_tool_use_keeps_the_tool_from_running() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut agent, requests) = agent(vec![call("t1", "count"), text("ok")], Arc::clone(&runs));
+    let rounds = Arc::new(Mutex::new(Vec::new()));
+    agent.extensions.push(Box::new(Probe { block_tools: true, rounds: Arc::clone(&rounds), ..Probe::default() }));
+    agent.run_turn(&mut Vec::new(), "go").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
+    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    assert_eq!(
+        second[2]["content"],
+        json!([{"type": "tool_result", "tool_use_id": "t1", "content": "blocked by probe", "is_error": true}])
+    );
+    assert_eq!(rounds.lock().unwrap()[0], vec![CallRecord { name: "count".into(), ran: false, is_error: true }]);
+}
+
+#[tokio::test]
+async fn text_from_after_round_goes_after_every_tool_result() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let two = response(
+        vec![ContentBlock::tool_use("a", "count", json!({})), ContentBlock::tool_use("b", "count", json!({}))],
+        StopReason::ToolUse,
+    );
+    let (mut agent, requests) = agent(vec![two, text("ok")], runs);
+    agent.extensions.push(Box::new(Probe { note: Some("<reminder>x</reminder>"), ..Probe::default() }));
+    agent.run_turn(&mut Vec::new(), "go").await.unwrap();
+    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    let kinds: Vec<&str> = second[2]["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["tool_result", "tool_result", "text"]);
+}
+
+#[tokio::test]
+async fn a_blocked_prompt_sends_nothing() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut agent, requests) = agent(vec![text("never")], runs);
+    agent.extensions.push(Box::new(Probe { block_prompt: true, ..Probe::default() }));
+    let mut history = Vec::new();
+    let end = agent.run_turn(&mut history, "go").await.unwrap();
+    assert_eq!(end, TurnEnd::PromptBlocked("prompt refused".into()));
+    assert!(requests.lock().unwrap().is_empty());
+    assert!(history.is_empty());
+}
+
+#[tokio::test]
+async fn max_tokens_never_runs_a_cut_off_call_and_the_next_request_is_repaired() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let cut = response(vec![ContentBlock::tool_use("t1", "count", json!({}))], StopReason::MaxTokens);
+    let (mut agent, requests) = agent(vec![cut, text("fine")], Arc::clone(&runs));
+    let mut history = Vec::new();
+    agent.run_turn(&mut history, "go").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    agent.run_turn(&mut history, "again").await.unwrap();
+    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    assert_eq!(
+        second[2]["content"],
+        json!([
+            {"type": "tool_result", "tool_use_id": "t1", "content": "(cancelled)"},
+            {"type": "text", "text": "again"}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn pause_turn_sends_the_content_back_to_continue() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let paused = response(vec![ContentBlock::text("part one")], StopReason::PauseTurn);
+    let (mut agent, requests) = agent(vec![paused, text("part two")], runs);
+    let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
+    assert!(matches!(end, TurnEnd::Answered(r) if r.text() == "part two"));
+    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    assert_eq!(second[1], json!({"role": "assistant", "content": [{"type": "text", "text": "part one"}]}));
+}
+
+#[tokio::test]
+async fn an_api_error_keeps_the_prompt_and_the_next_turn_merges_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut agent, requests) = agent(vec![], runs);
+    let mut history = Vec::new();
+    assert!(agent.run_turn(&mut history, "first").await.is_err());
+    assert_eq!(history, vec![Message::user_text("first")], "nothing typed is lost");
+    let _ = agent.run_turn(&mut history, "second").await;
+    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    assert_eq!(
+        second,
+        json!([{"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]}])
+    );
+}
