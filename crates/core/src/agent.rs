@@ -10,8 +10,8 @@
 //! Chapters add behaviour through [`Extension`]s, never by copying this loop. Beyond the course
 //! (ours): a `Stop` extension may force at most [`Agent::max_stop_continuations`] extra rounds per
 //! turn; `max_tokens` never runs a cut-off `tool_use`; `pause_turn` continues; `refusal` ends the turn.
-//! Streamed text is printed as it arrives (a spinner on a terminal's stderr until then), and the
-//! final answer is printed once: by the stream, or at the end when the model did not stream.
+//! Each response's text is printed once, as it arrives: delta by delta when streamed (a spinner on
+//! a terminal's stderr until then), whole when the model does not stream (replay, `--no-stream`).
 
 use crate::client::ApiError;
 use crate::dispatch::{DispatchMap, ToolOutcome};
@@ -52,8 +52,6 @@ pub struct Agent {
 /// What one turn tracks across its rounds (ours, issue 5).
 #[derive(Debug, Default)]
 struct TurnStats {
-    /// The last response's text was already streamed to stdout.
-    streamed_last: bool,
     requests: u32,
     input_tokens: u64,
     output_tokens: u64,
@@ -115,10 +113,6 @@ impl Agent {
             ));
         }
         let last = result?;
-        if !stats.streamed_last {
-            // Streamed text was printed as it arrived; print the answer once, never twice.
-            self.ui.answer(&last.text());
-        }
         Ok(TurnEnd::Answered(Box::new(last)))
     }
 
@@ -166,7 +160,11 @@ impl Agent {
             crate::ui::out("\n");
         }
         let response = result?;
-        stats.streamed_last = streamed;
+        if !streamed {
+            // A model that does not stream (replay, --no-stream) shows each response's text when it
+            // arrives, so every mode prints the same thing in the same order.
+            self.ui.answer(&response.text());
+        }
         stats.requests += 1;
         stats.input_tokens += response.usage.input_tokens;
         stats.output_tokens += response.usage.output_tokens;
@@ -229,6 +227,7 @@ impl Agent {
                     Decision::Block(why) => Some(why),
                     Decision::Continue => None,
                 });
+                self.ui.tool_header(&call.name);
                 let (outcome, ran) = match blocked {
                     Some(why) => (ToolOutcome::error(why), false),
                     None => {
@@ -239,7 +238,10 @@ impl Agent {
                         (outcome, true)
                     }
                 };
-                self.ui.tool_call(&call.name, &outcome.content);
+                // A tool that shows its own output (the todo list) needs no preview, unless it failed.
+                if outcome.is_error || !self.tools.displays_output(&call.name) {
+                    self.ui.tool_preview(&outcome.content);
+                }
                 records.push(CallRecord { name: call.name.clone(), ran, is_error: outcome.is_error });
                 results.push(ContentBlock::tool_result(&call.id, outcome.content, outcome.is_error));
             }

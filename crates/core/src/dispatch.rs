@@ -73,12 +73,18 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// Runs the tool on the model's raw `input`.
     fn call<'a>(&'a self, input: &'a Value) -> ToolFuture<'a>;
+    /// `true` when the tool shows its own output to the user (the todo list), so the loop prints
+    /// no preview of a successful result. Defaults to `false`.
+    fn displays_output(&self) -> bool {
+        false
+    }
 }
 
 /// A tool built from a spec and a closure; the usual way to add a tool to a chapter.
 pub struct FnTool<F> {
     spec: ToolSpec,
     handler: F,
+    displays: bool,
 }
 
 impl<F> FnTool<F>
@@ -87,7 +93,13 @@ where
 {
     /// A tool named `spec.name` whose handler is `handler`.
     pub fn new(spec: ToolSpec, handler: F) -> Self {
-        Self { spec, handler }
+        Self { spec, handler, displays: false }
+    }
+
+    /// Marks the tool as one that shows its own output (see [`Tool::displays_output`]).
+    pub fn displaying_output(mut self) -> Self {
+        self.displays = true;
+        self
     }
 }
 
@@ -100,6 +112,9 @@ where
     }
     fn call<'a>(&'a self, input: &'a Value) -> ToolFuture<'a> {
         (self.handler)(input)
+    }
+    fn displays_output(&self) -> bool {
+        self.displays
     }
 }
 
@@ -165,6 +180,11 @@ impl DispatchMap {
     /// The registered names, in order.
     pub fn names(&self) -> Vec<String> {
         self.tools.iter().map(|t| t.spec().name).collect()
+    }
+
+    /// Whether the tool of that name shows its own output ([`Tool::displays_output`]).
+    pub fn displays_output(&self, name: &str) -> bool {
+        self.index.get(name).is_some_and(|&i| self.tools[i].displays_output())
     }
 
     /// Whether a tool of that name is registered.

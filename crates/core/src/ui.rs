@@ -50,11 +50,15 @@ impl Ui {
         out(&format!("{text}\n"));
     }
 
-    /// A tool call: `> NAME:` then the first 200 characters of its output (course §1).
-    pub fn tool_call(&self, name: &str, output: &str) {
-        let head = paint(self.color_out, YELLOW, &format!("> {name}:"));
+    /// The line before a tool runs: `> NAME:` (course §1; yellow on a terminal).
+    pub fn tool_header(&self, name: &str) {
+        out(&format!("{}\n", paint(self.color_out, YELLOW, &format!("> {name}:"))));
+    }
+
+    /// The first 200 characters of a tool's output, after it ran (course §1).
+    pub fn tool_preview(&self, output: &str) {
         let preview: String = output.chars().take(PREVIEW_CHARS).collect();
-        out(&format!("{head}\n{preview}\n"));
+        out(&format!("{preview}\n"));
     }
 
     /// Text the harness adds to a round's results (a reminder), shown as `+ TEXT` (dim on a terminal)

@@ -55,9 +55,15 @@ fn call(id: &str, name: &str) -> MessagesResponse {
 }
 
 /// A `count` tool that counts how often it ran.
-fn counting_tool(runs: Arc<AtomicUsize>) -> FnTool<impl for<'a> Fn(&'a Value) -> agent_core::dispatch::ToolFuture<'a>> {
+fn counting_tool(
+    runs: Arc<AtomicUsize>,
+) -> FnTool<impl for<'a> Fn(&'a Value) -> agent_core::dispatch::ToolFuture<'a>> {
     FnTool::new(
-        ToolSpec { name: "count".into(), description: "Count.".into(), input_schema: json!({"type": "object"}) },
+        ToolSpec {
+            name: "count".into(),
+            description: "Count.".into(),
+            input_schema: json!({"type": "object"}),
+        },
         move |_| {
             let runs = Arc::clone(&runs);
             Box::pin(async move { Ok(format!("run {}", runs.fetch_add(1, Ordering::SeqCst) + 1)) })
@@ -118,7 +124,11 @@ async fn a_blocking_pre_tool_use_keeps_the_tool_from_running() {
     let runs = Arc::new(AtomicUsize::new(0));
     let (mut agent, requests) = agent(vec![call("t1", "count"), text("ok")], Arc::clone(&runs));
     let rounds = Arc::new(Mutex::new(Vec::new()));
-    agent.extensions.push(Box::new(Probe { block_tools: true, rounds: Arc::clone(&rounds), ..Probe::default() }));
+    agent.extensions.push(Box::new(Probe {
+        block_tools: true,
+        rounds: Arc::clone(&rounds),
+        ..Probe::default()
+    }));
     agent.run_turn(&mut Vec::new(), "go").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
     let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
@@ -126,21 +136,28 @@ async fn a_blocking_pre_tool_use_keeps_the_tool_from_running() {
         second[2]["content"],
         json!([{"type": "tool_result", "tool_use_id": "t1", "content": "blocked by probe", "is_error": true}])
     );
-    assert_eq!(rounds.lock().unwrap()[0], vec![CallRecord { name: "count".into(), ran: false, is_error: true }]);
+    assert_eq!(
+        rounds.lock().unwrap()[0],
+        vec![CallRecord { name: "count".into(), ran: false, is_error: true }]
+    );
 }
 
 #[tokio::test]
 async fn text_from_after_round_goes_after_every_tool_result() {
     let runs = Arc::new(AtomicUsize::new(0));
     let two = response(
-        vec![ContentBlock::tool_use("a", "count", json!({})), ContentBlock::tool_use("b", "count", json!({}))],
+        vec![
+            ContentBlock::tool_use("a", "count", json!({})),
+            ContentBlock::tool_use("b", "count", json!({})),
+        ],
         StopReason::ToolUse,
     );
     let (mut agent, requests) = agent(vec![two, text("ok")], runs);
     agent.extensions.push(Box::new(Probe { note: Some("<reminder>x</reminder>"), ..Probe::default() }));
     agent.run_turn(&mut Vec::new(), "go").await.unwrap();
     let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
-    let kinds: Vec<&str> = second[2]["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> =
+        second[2]["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["tool_result", "tool_result", "text"]);
 }
 

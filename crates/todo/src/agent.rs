@@ -74,6 +74,7 @@ where
             Ok(render)
         })
     })
+    .displaying_output()
 }
 
 /// The nag as a loop extension: after each round, counts rounds without a call to `tool` and
