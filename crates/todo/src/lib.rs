@@ -32,6 +32,7 @@
 //! Key insight (course s03): a todo tool gives the agent no new power to act, only a plan it must keep
 //! visible — and the nag makes forgetting it costly.
 
+#[cfg(feature = "agent")]
 pub mod agent;
 pub mod nag;
 pub mod pyliteral;

@@ -7,7 +7,7 @@
 //!
 //! # Grammar
 //! ```text
-//! input   := value END
+//! input   := value END | value ',' ( value ( ',' value )* ','? )? END     (the second form is a tuple)
 //! value   := list | tuple | dict | string+ | number | '+' number | '-' number | True | False | None
 //! list    := '[' ( value ( ',' value )* ','? )? ']'
 //! tuple   := '(' ')' | '(' value ')' | '(' value ',' ( value ( ',' value )* ','? )? ')'
@@ -27,6 +27,11 @@
 //! | int | number, if it fits in `i64`/`u64`; larger ones are an error |
 //! | float | number; a float that overflows to infinity (`1e999`) is an error |
 //! | `True` `False` `None` | `true` `false` `null` |
+//!
+//! Leniencies: whitespace including newlines may stand between any two tokens, even at the top level where
+//! Python would end the statement, and any character other than the closing quote (NUL included) may appear
+//! inside a string. Not supported although `ast.literal_eval` takes them: a sign before parentheses
+//! (`-(1)`), lone surrogates, `\N{…}`, ints beyond 64 bits.
 //!
 //! Not literals, so errors: any other name (`inf`, `nan`, `__import__`), calls, attribute access,
 //! subscripts, operators, set literals (JSON has no sets), complex numbers, bytes and f-strings, `...`.
@@ -72,9 +77,27 @@ pub fn parse(src: &str) -> Result<Value, ParseError> {
     let mut p = Parser { src, pos: 0, depth: 0 };
     let value = p.value()?;
     p.skip_trivia();
-    match p.peek() {
-        None => Ok(value),
-        Some(_) => Err(p.unexpected("expected the end of the input")),
+    if !p.eat(',') {
+        return match p.peek() {
+            None => Ok(value),
+            Some(_) => Err(p.unexpected("expected the end of the input")),
+        };
+    }
+    // `1, 2` without parentheses is a tuple at the top level, as in Python.
+    let mut items = vec![value];
+    loop {
+        p.skip_trivia();
+        if p.peek().is_none() {
+            return Ok(Value::Array(items));
+        }
+        items.push(p.value()?);
+        p.skip_trivia();
+        if !p.eat(',') {
+            return match p.peek() {
+                None => Ok(Value::Array(items)),
+                Some(_) => Err(p.unexpected("expected ',' or the end of the input")),
+            };
+        }
     }
 }
 

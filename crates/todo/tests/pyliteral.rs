@@ -30,6 +30,12 @@ fn tuples_and_parenthesised_values() {
     assert_eq!(parse("(1,)").unwrap(), json!([1]));
     assert_eq!(parse("(1, 2, 3)").unwrap(), json!([1, 2, 3]));
     assert_eq!(parse("('a')").unwrap(), json!("a"));
+    assert_eq!(parse("'a', 'b',").unwrap(), json!(["a", "b"]));
+    assert_eq!(
+        parse("{'content': 'a'}, {'content': 'b'}").unwrap(),
+        json!([{"content": "a"}, {"content": "b"}])
+    );
+    assert!(err("1, 2 3").message.contains("expected ',' or the end of the input"));
 }
 
 #[test]
