@@ -1,0 +1,161 @@
+//! `bench`: the figures of issue 7, each printed with the bound it is checked against.
+//!
+//! ```text
+//!   bench ──cargo build --release -p s03──▶ target/release/s03
+//!     │
+//!     ├─ harness / memory / start-up: spawn the real s03 ──POST /v1/messages──▶ MockServer (in process,
+//!     │    answering instantly from a closure that timestamps every request and times its own work);
+//!     │    CPU and peak RSS of the child from wait4(2), its own peak from /proc/PID/status VmHWM
+//!     ├─ request building: serde_json::to_vec(MessagesRequest) at 1, 4 and 16 MB of history
+//!     └─ tools: glob and read_file through DispatchMap::dispatch, in process
+//! ```
+//!
+//! Run it with `cargo run --release -p bench` (add `-- --quick` for a smoke run). It builds the
+//! release `s03` itself, prints one line per figure (`label  value  target < bound  PASS|FAIL`, or
+//! `info` for a figure reported without a bound), and exits 1 when any figure fails. It is not part
+//! of `cargo test`; BENCHMARKS.md records the last run and what dominates each figure.
+
+mod child;
+mod report;
+mod request;
+mod session;
+mod startup;
+mod tools;
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+use clap::Parser;
+
+use crate::report::Report;
+
+/// Benchmarks of the harness: overhead per round, start-up, memory, request building, tools.
+#[derive(Parser, Debug)]
+#[command(name = "bench")]
+struct Cli {
+    /// A faster smoke run: fewer rounds and repeats, smaller trees, files and histories.
+    #[arg(long)]
+    quick: bool,
+
+    /// Use this s03 binary instead of building `cargo build --release -p s03`.
+    #[arg(long, value_name = "PATH")]
+    s03: Option<PathBuf>,
+}
+
+/// One benchmark: prints its figures into the report, or says why it could not run.
+type Step<'a> = dyn Fn(&mut Report) -> Result<(), String> + 'a;
+
+/// How big and how often: the full run, or `--quick`.
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    /// `read_file` rounds in the harness session (the issue's 200).
+    pub rounds: usize,
+    /// Repeats of each session length used for the marginal CPU per round.
+    pub session_repeats: usize,
+    /// Runs of each start-up measurement; the median is reported.
+    pub startup_runs: usize,
+    /// Bytes `yes | head -c N` prints through the bash tool.
+    pub bash_bytes: u64,
+    /// History sizes for request serialisation, in MiB.
+    pub history_mib: &'static [usize],
+    /// Files in the generated tree for `glob`.
+    pub glob_files: usize,
+    /// Size of the file for `read_file` with `limit`, in MiB.
+    pub big_file_mib: usize,
+}
+
+impl Scale {
+    /// The issue's sizes.
+    pub const FULL: Scale = Scale {
+        rounds: 200,
+        session_repeats: 5,
+        startup_runs: 21,
+        bash_bytes: 1_000_000_000,
+        history_mib: &[1, 4, 16],
+        glob_files: 100_000,
+        big_file_mib: 100,
+    };
+
+    /// A smoke run: every benchmark, smaller.
+    pub const QUICK: Scale = Scale {
+        rounds: 50,
+        session_repeats: 2,
+        startup_runs: 5,
+        bash_bytes: 100_000_000,
+        history_mib: &[1, 4],
+        glob_files: 10_000,
+        big_file_mib: 10,
+    };
+}
+
+fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == child::MEASURE_FLAG) {
+        return child::helper_main(&args[2..]);
+    }
+    let cli = Cli::parse();
+    let scale = if cli.quick { Scale::QUICK } else { Scale::FULL };
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "bench: warning: this is a debug build; in-process figures need `cargo run --release -p bench`"
+        );
+    }
+    let s03 = match cli.s03 {
+        Some(path) => match std::fs::canonicalize(&path) {
+            Ok(path) => path,
+            Err(e) => {
+                eprintln!("bench: --s03 {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => match build_s03() {
+            Ok(path) => path,
+            Err(e) => {
+                eprintln!("bench: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+
+    println!("bench{}: s03 at {}", if cli.quick { " --quick" } else { "" }, s03.display());
+    for line in report::machine() {
+        println!("  {line}");
+    }
+    let started = std::time::Instant::now();
+    let mut report = Report::default();
+    let steps: [(&str, &Step); 5] = [
+        ("harness overhead per round", &|r| session::harness(r, &s03, scale)),
+        ("start-up", &|r| startup::startup(r, &s03, scale)),
+        ("memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
+        ("request building", &|r| request::serialisation(r, scale)),
+        ("tools", &|r| tools::tools(r, scale)),
+    ];
+    for (title, step) in steps {
+        println!("\n== {title}");
+        if let Err(e) = step(&mut report) {
+            report.broken(title, &e);
+        }
+    }
+    println!("\n{} in {:.1} s", report.summary(), started.elapsed().as_secs_f64());
+    println!("load average at the end: {}", report::load_average());
+    if report.all_pass() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// Builds the release `s03` with the cargo that runs us and returns its path, beside this binary's
+/// profile folder (`target/release/s03`).
+fn build_s03() -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "--quiet", "-p", "s03", "--bin", "s03"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
+    if !status.success() {
+        return Err("cargo build --release -p s03 failed".to_owned());
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    // target/<profile>/bench → target/release/s03
+    let target = exe.parent().and_then(|p| p.parent()).ok_or("no target folder above this executable")?;
+    let s03 = target.join("release").join("s03");
+    if s03.is_file() { Ok(s03) } else { Err(format!("{} was not built", s03.display())) }
+}

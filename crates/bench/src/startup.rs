@@ -1,0 +1,88 @@
+//! Start-up (issue 7): exec → first `s03 >> ` prompt on a piped stdout, exec → exit of
+//! `s03 --help`, and exec → exit of `s03 -p` with one round against the loopback server. Medians.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use mock_api::{MockServer, reply};
+
+use crate::Scale;
+use crate::child;
+use crate::report::{Report, median, ms};
+
+/// What the REPL prints when it waits for a line (`NO_COLOR=1`).
+const PROMPT: &[u8] = b"s03 >> ";
+
+/// Spawns the REPL with piped stdin and stdout and returns the time until the prompt appears.
+fn to_prompt(bin: &Path, workdir: &Path, base_url: &str) -> Result<Duration, String> {
+    let mut cmd = child::s03(bin, workdir, base_url);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let started = Instant::now();
+    let mut proc = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+    let mut out = proc.stdout.take().ok_or("no stdout pipe")?;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    let elapsed = loop {
+        let n = out.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(format!(
+                "s03 exited before its prompt; printed {:?}",
+                String::from_utf8_lossy(&seen)
+            ));
+        }
+        seen.extend_from_slice(&buf[..n]);
+        if seen.windows(PROMPT.len()).any(|w| w == PROMPT) {
+            break started.elapsed();
+        }
+    };
+    // EOF on stdin quits the REPL.
+    drop(proc.stdin.take());
+    drop(out);
+    child::wait(proc, started).map_err(|e| e.to_string())?;
+    Ok(elapsed)
+}
+
+/// Spawns `s03 ARGS` with stdout on /dev/null and returns exec → exit, failing on a non-zero code.
+fn to_exit(bin: &Path, workdir: &Path, base_url: &str, args: &[&str]) -> Result<Duration, String> {
+    let mut cmd = child::s03(bin, workdir, base_url);
+    cmd.args(args);
+    let started = Instant::now();
+    let proc = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+    let exit = child::wait(proc, started).map_err(|e| e.to_string())?;
+    if exit.code != 0 {
+        return Err(format!("s03 {args:?} exited {}", exit.code));
+    }
+    Ok(exit.wall)
+}
+
+/// The start-up figures.
+///
+/// # Errors
+/// A run failed.
+pub fn startup(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let server = MockServer::start_fn(|_| reply::text("Done."));
+    let url = server.base_url();
+    let n = scale.startup_runs;
+    let mut prompt = Vec::new();
+    let mut help = Vec::new();
+    let mut one = Vec::new();
+    // One warm-up of each (page cache, dynamic loader), then `n` measured runs, interleaved.
+    for i in 0..=n {
+        let p = to_prompt(bin, dir.path(), &url)?;
+        let h = to_exit(bin, dir.path(), &url, &["--help"])?;
+        let o = to_exit(bin, dir.path(), &url, &["-p", "Say done."])?;
+        if i > 0 {
+            prompt.push(p);
+            help.push(h);
+            one.push(o);
+        }
+    }
+    report.note(&format!("median of {n} runs each, after one warm-up"));
+    report.check("start-up: exec → `s03 >> ` prompt (piped stdin)", ms(median(&prompt)), 20.0, "ms");
+    report.info("start-up: exec → exit of `s03 --help` (lower bound)", ms(median(&help)), "ms");
+    report.info("start-up: exec → exit of `s03 -p` (one round)", ms(median(&one)), "ms");
+    Ok(())
+}
