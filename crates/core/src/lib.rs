@@ -7,7 +7,8 @@
 //! | [`messages`] | content blocks, requests, responses | Messages API |
 //! | [`normalize`] | `normalize_messages` | course §1 |
 //! | [`config`] | `.env` and environment variables | course §0 |
-//! | [`client`] | the HTTP client and its typed errors | Messages API |
+//! | [`client`] | the HTTP client, retries, timeouts and typed errors | Messages API, SDK retry policy |
+//! | [`sse`] | server-sent-event framing and the streamed-message accumulator | Messages API, streaming |
 //! | [`model`] | the `Model` trait, replay and recording | ours |
 //! | [`dispatch`] | the dispatch map of tools | course s02 |
 //! | [`workspace`] | the workspace rule, in one place | course §1 |
