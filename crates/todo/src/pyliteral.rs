@@ -425,7 +425,9 @@ impl Parser<'_> {
             _ => return Err(self.unexpected("expected a value")),
         };
         self.pos += prefix.len();
-        let quote = self.bump().expect("caller saw a quote");
+        let Some(quote) = self.bump() else {
+            return Err(self.unexpected("expected a quote"));
+        };
         let triple = self.peek() == Some(quote) && self.peek_nth(1) == Some(quote);
         if triple {
             self.pos += 2;
@@ -494,7 +496,7 @@ impl Parser<'_> {
             'v' => out.push('\x0b'),
             '0'..='7' => {
                 // Up to three octal digits; \0 is the common case.
-                let mut code = c.to_digit(8).expect("octal digit");
+                let mut code = c.to_digit(8).unwrap_or_default();
                 for _ in 0..2 {
                     match self.peek().and_then(|d| d.to_digit(8)) {
                         Some(d) => {
@@ -504,11 +506,12 @@ impl Parser<'_> {
                         None => break,
                     }
                 }
-                out.push(char::from_u32(code).expect("at most 0o777"));
+                // At most 0o777, always a valid code point.
+                out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
             }
             'x' => {
                 let code = self.hex_digits(at, 2, "\\xXX")?;
-                out.push(char::from_u32(code).expect("at most 0xff"));
+                out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
             }
             'u' => {
                 let code = self.hex_digits(at, 4, "\\uXXXX")?;
@@ -562,7 +565,7 @@ impl Parser<'_> {
             return Err(self.error_at(at, lone()));
         }
         let combined = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-        Ok(char::from_u32(combined).expect("a surrogate pair is a valid code point"))
+        char::from_u32(combined).ok_or_else(|| self.error_at(at, lone()))
     }
 
     // ---------------------------------------------------------------------------------------------------
