@@ -5,11 +5,14 @@
 //! line count: the first `limit` lines, then `... (N more lines)`. `limit` 0 means no limit, as
 //! in the course (where `0` is falsy).
 //!
-//! Bounded memory (ours): the file is streamed in 64 KiB chunks. At most [`HEAD_BYTES`] of the
-//! shown lines are kept; the rest of the file is only scanned to count its lines, so the
-//! `N more lines` count is exact even for a 200 MB file. When the shown text exceeds 50,000
+//! Bounded memory and I/O (ours): the file is streamed in 64 KiB chunks. At most [`HEAD_BYTES`]
+//! of the shown lines are kept. After them, at most [`COUNT_BYTES`] more are scanned to count the
+//! remaining lines: within that budget the count is exact (`... (N more lines)`); past it reading
+//! stops and the note says what is left, `... (at least N more lines; B more bytes not read)`, so
+//! `limit: 10` on a 100 MB file reads about 4 MiB, not 100 MB. When the shown text exceeds 50,000
 //! characters it is cut there and followed by `... (output cut at 50000 characters; N more
-//! lines)`, N counting every line not shown in full.
+//! lines)`, N counting every line not shown in full (with the same `at least …` form past the
+//! budget).
 //!
 //! Errors (`Error: …` for the model): the workspace rule; `File not found: PATH`;
 //! `PATH is a folder, not a file`; `PATH is not a regular file` (a FIFO, socket or device);
@@ -32,6 +35,8 @@ const HEAD_BYTES: usize = 4 * MAX_OUTPUT_CHARS + 4;
 /// How much of the start of a file is inspected to decide that it is binary.
 const SNIFF_BYTES: usize = 8 * 1024;
 const CHUNK: usize = 64 * 1024;
+/// How many bytes after the shown lines are scanned to count the lines left.
+pub const COUNT_BYTES: u64 = 4 * 1024 * 1024;
 
 #[derive(Deserialize)]
 struct Args {
@@ -84,7 +89,13 @@ fn read(path: &WsPath, limit: Option<u64>) -> Result<String, ToolError> {
     let mut scan = Scan::new(limit);
     let mut buf = vec![0u8; CHUNK];
     let mut first = true;
+    let mut read_total: u64 = 0;
+    let mut counted_after: u64 = 0;
     loop {
+        if scan.done_showing() && counted_after >= COUNT_BYTES {
+            scan.unread = meta.len().saturating_sub(read_total);
+            break;
+        }
         let n = match file.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -100,6 +111,10 @@ fn read(path: &WsPath, limit: Option<u64>) -> Result<String, ToolError> {
                     meta.len()
                 )));
             }
+        }
+        read_total += n as u64;
+        if scan.done_showing() {
+            counted_after += n as u64;
         }
         scan.feed(&buf[..n]);
     }
@@ -141,11 +156,18 @@ struct Scan {
     newlines: u64,
     /// The last byte seen, to know whether the last line ends with a newline.
     last: Option<u8>,
+    /// Bytes of the file never read because the counting budget ran out; 0 when read to the end.
+    unread: u64,
 }
 
 impl Scan {
     fn new(limit: Option<u64>) -> Self {
-        Self { limit, head: Vec::new(), head_full: false, newlines: 0, last: None }
+        Self { limit, head: Vec::new(), head_full: false, newlines: 0, last: None, unread: 0 }
+    }
+
+    /// Every shown line has been kept (or the head is full): what follows is only counted.
+    fn done_showing(&self) -> bool {
+        self.head_full || self.limit.is_some_and(|l| self.newlines >= l)
     }
 
     fn feed(&mut self, mut chunk: &[u8]) {
@@ -175,7 +197,12 @@ impl Scan {
     }
 
     fn finish(self) -> String {
-        let total = self.newlines + u64::from(self.last.is_some_and(|b| b != b'\n'));
+        // Past the counting budget, the partial last line counts as one more line.
+        let total = self.newlines + u64::from(self.unread > 0 || self.last.is_some_and(|b| b != b'\n'));
+        let more = |n: u64| match self.unread {
+            0 => format!("{n} more lines"),
+            unread => format!("at least {n} more lines; {unread} more bytes not read"),
+        };
         let shown = self.limit.map_or(total, |l| l.min(total));
         let text = String::from_utf8_lossy(&self.head);
         let mut lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
@@ -186,11 +213,11 @@ impl Scan {
         if cut > 0 || self.head_full {
             let full_lines = kept.matches('\n').count() as u64;
             format!(
-                "{kept}\n... (output cut at {MAX_OUTPUT_CHARS} characters; {} more lines)",
-                total.saturating_sub(full_lines)
+                "{kept}\n... (output cut at {MAX_OUTPUT_CHARS} characters; {})",
+                more(total.saturating_sub(full_lines))
             )
         } else if shown < total {
-            format!("{joined}\n... ({} more lines)", total - shown)
+            format!("{joined}\n... ({})", more(total - shown))
         } else {
             joined
         }
