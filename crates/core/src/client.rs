@@ -254,8 +254,12 @@ impl AnthropicClient {
         request: &MessagesRequest,
         on_text: OnText<'_>,
     ) -> Result<MessagesResponse, ApiError> {
-        let mut body = request.clone();
-        body.stream = self.stream.then_some(true);
+        // Serialised once, without copying the history, and reused by every retry.
+        let body = WireRequest::new(request, self.stream.then_some(true));
+        let body = match serde_json::to_vec(&body) {
+            Ok(bytes) => bytes::Bytes::from(bytes),
+            Err(e) => return Err(ApiError::Decode(format!("cannot serialise the request: {e}"))),
+        };
         let mut retry = 0;
         loop {
             let mut shown = false;
@@ -291,10 +295,10 @@ impl AnthropicClient {
 
     async fn attempt(
         &self,
-        request: &MessagesRequest,
+        body: &bytes::Bytes,
         on_text: OnText<'_>,
     ) -> (Result<MessagesResponse, ApiError>, RetryHints) {
-        let send = self.http.post(&self.url).json(request).send();
+        let send = self.http.post(&self.url).body(body.clone()).send();
         let response = match tokio::time::timeout(self.timeouts.idle, send).await {
             Err(_) => return (Err(ApiError::IdleTimeout(self.timeouts.idle)), RetryHints::default()),
             Ok(Err(e)) => return (Err(ApiError::Transport(describe(&e))), RetryHints::default()),
@@ -387,6 +391,33 @@ impl AnthropicClient {
     }
 }
 
+/// A [`MessagesRequest`] as sent: the same fields by reference, with `stream` set by the client.
+#[derive(serde::Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+    messages: &'a [crate::messages::Message],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: &'a [crate::messages::ToolSpec],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+}
+
+impl<'a> WireRequest<'a> {
+    fn new(request: &'a MessagesRequest, stream: Option<bool>) -> Self {
+        Self {
+            model: &request.model,
+            max_tokens: request.max_tokens,
+            system: &request.system,
+            messages: &request.messages,
+            tools: &request.tools,
+            stream,
+        }
+    }
+}
+
 /// Turns a 4xx/5xx body into [`ApiError::Api`] when it is the API's error JSON, else
 /// [`ApiError::Http`].
 pub fn parse_error(status: u16, body: &[u8], request_id: Option<String>) -> ApiError {
@@ -472,6 +503,32 @@ mod tests {
         let p = RetryPolicy::default();
         assert_eq!(p.delay(0, Some(Duration::from_secs(1)), 0.5), Duration::from_secs(1));
         assert_eq!(p.delay(0, Some(Duration::from_secs(61)), 0.0), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn the_wire_request_is_the_request_with_the_clients_stream_flag() {
+        use crate::messages::{Message, ToolSpec};
+        let request = MessagesRequest {
+            model: "m".into(),
+            max_tokens: 8000,
+            system: "sys".into(),
+            messages: vec![Message::user_text("hi")],
+            tools: vec![ToolSpec {
+                name: "t".into(),
+                description: "d".into(),
+                input_schema: serde_json::json!({}),
+            }],
+            stream: None,
+        };
+        for stream in [None, Some(true)] {
+            let expected = serde_json::to_value(MessagesRequest { stream, ..request.clone() }).unwrap();
+            assert_eq!(serde_json::to_value(WireRequest::new(&request, stream)).unwrap(), expected);
+        }
+        let bare = MessagesRequest { system: String::new(), tools: vec![], ..request.clone() };
+        assert_eq!(
+            serde_json::to_value(WireRequest::new(&bare, None)).unwrap(),
+            serde_json::to_value(&bare).unwrap()
+        );
     }
 
     #[test]

@@ -168,29 +168,23 @@ impl ContentBlock {
     }
 }
 
-fn tagged<T: Serialize>(kind: &str, body: &T) -> Result<Value, serde_json::Error> {
-    let mut value = serde_json::to_value(body)?;
-    if let Value::Object(map) = &mut value {
-        // The tag goes first, as the API writes it.
-        let mut out = Map::with_capacity(map.len() + 1);
-        out.insert("type".to_owned(), Value::String(kind.to_owned()));
-        out.extend(std::mem::take(map));
-        return Ok(Value::Object(out));
-    }
-    Ok(value)
-}
-
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error as _;
-        let value = match self {
-            ContentBlock::Text(b) => tagged("text", b),
-            ContentBlock::ToolUse(b) => tagged("tool_use", b),
-            ContentBlock::ToolResult(b) => tagged("tool_result", b),
-            ContentBlock::Other(v) => return v.serialize(serializer),
+        /// The API's tagged form, `{"type": …, …fields}`, written straight to the serializer: no
+        /// intermediate `Value`, since the whole history is serialised on every request.
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Tagged<'a> {
+            Text(&'a TextBlock),
+            ToolUse(&'a ToolUseBlock),
+            ToolResult(&'a ToolResultBlock),
         }
-        .map_err(S::Error::custom)?;
-        value.serialize(serializer)
+        match self {
+            ContentBlock::Text(b) => Tagged::Text(b).serialize(serializer),
+            ContentBlock::ToolUse(b) => Tagged::ToolUse(b).serialize(serializer),
+            ContentBlock::ToolResult(b) => Tagged::ToolResult(b).serialize(serializer),
+            ContentBlock::Other(v) => v.serialize(serializer),
+        }
     }
 }
 

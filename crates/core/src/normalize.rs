@@ -21,14 +21,8 @@ pub const CANCELLED: &str = "(cancelled)";
 
 /// Returns the repaired copy of `history` to send; `history` itself is left untouched.
 pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
-    // Step 1: only role and content; no `_private` block fields.
-    let cleaned: Vec<Message> = history
-        .iter()
-        .map(|m| Message { role: m.role, content: strip_private(&m.content), extra: Map::new() })
-        .collect();
-
-    // Step 2: answer orphaned tool_use blocks right after their assistant message.
-    let answered: HashSet<&str> = cleaned
+    // Every tool_use id that some user message answers.
+    let answered: HashSet<&str> = history
         .iter()
         .filter(|m| m.role == Role::User)
         .flat_map(|m| match &m.content {
@@ -40,9 +34,14 @@ pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
             _ => None,
         })
         .collect();
-    let mut repaired: Vec<Message> = Vec::with_capacity(cleaned.len() + 1);
-    for message in &cleaned {
-        repaired.push(message.clone());
+
+    // One pass, one copy of each message: clean it (step 1), answer its orphans (step 2), and
+    // merge it into the previous message when the roles match (step 3).
+    let mut out: Vec<Message> = Vec::with_capacity(history.len() + 1);
+    for message in history {
+        let cleaned =
+            Message { role: message.role, content: strip_private(&message.content), extra: Map::new() };
+        push_merged(&mut out, cleaned);
         if message.role != Role::Assistant {
             continue;
         }
@@ -57,23 +56,28 @@ pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
             })
             .collect();
         if !orphans.is_empty() {
-            repaired.push(Message::user_blocks(orphans));
+            push_merged(&mut out, Message::user_blocks(orphans));
         }
     }
+    out
+}
 
-    // Step 3: merge consecutive messages of the same role.
-    let mut merged: Vec<Message> = Vec::with_capacity(repaired.len());
-    for message in repaired {
-        match merged.last_mut() {
-            Some(last) if last.role == message.role => {
-                let mut blocks = last.content.to_blocks();
-                blocks.extend(message.content.to_blocks());
-                last.content = MessageContent::Blocks(tool_results_first(blocks));
+/// Appends `message`, or merges it into the last message when both have the same role (step 3).
+fn push_merged(out: &mut Vec<Message>, message: Message) {
+    match out.last_mut() {
+        Some(last) if last.role == message.role => {
+            let mut blocks = match std::mem::replace(&mut last.content, MessageContent::Blocks(Vec::new())) {
+                MessageContent::Text(t) => vec![ContentBlock::text(t)],
+                MessageContent::Blocks(b) => b,
+            };
+            match message.content {
+                MessageContent::Text(t) => blocks.push(ContentBlock::text(t)),
+                MessageContent::Blocks(b) => blocks.extend(b),
             }
-            _ => merged.push(message),
+            last.content = MessageContent::Blocks(tool_results_first(blocks));
         }
+        _ => out.push(message),
     }
-    merged
 }
 
 /// In a merged user message, `tool_result` blocks must lead (the API requires results right

@@ -29,7 +29,7 @@ use crate::workspace::Workspace;
 pub use bash::{bash, run_command};
 pub use edit_file::edit_file;
 pub use glob::glob;
-pub use read_file::read_file;
+pub use read_file::{COUNT_BYTES, read_file};
 pub use write_file::write_file;
 
 /// The most characters a tool output carries before it is cut (course §1: 50,000).
