@@ -151,7 +151,8 @@ impl Workspace {
     /// Components are walked from the root (or from `/` for an absolute path): `.` is skipped,
     /// `..` goes to the parent of the real folder reached so far, and a symlink is replaced by its
     /// target (at most 40 hops). Once a component does not exist, the rest is appended lexically
-    /// (nothing below a missing folder can be a symlink). The final absolute path must lie in the
+    /// (nothing below a missing folder can be a symlink) until a `..` climbs back to a folder that
+    /// exists, where the real walk resumes. The final absolute path must lie in the
     /// root. For [`Access::Read`] and [`Access::Write`] the walk is the same; the access only
     /// documents intent.
     ///
@@ -179,8 +180,10 @@ impl Workspace {
         push_components(&mut todo, given_path);
         let mut here = if given_path.is_absolute() { PathBuf::from("/") } else { self.root.clone() };
         let mut hops = 0usize;
-        let mut missing = false;
-        let mut exists = true;
+        // How many trailing components of `here` do not exist. While it is above zero the walk is
+        // lexical; a `..` that climbs back to a real folder resumes the real walk, so a symlink
+        // after it is still followed (`nope/../link_out/x` must not slip through).
+        let mut missing = 0usize;
         while let Some(part) = todo.pop() {
             if part == "/" {
                 here = PathBuf::from("/");
@@ -191,11 +194,13 @@ impl Workspace {
             }
             if part == ".." {
                 here.pop();
+                missing = missing.saturating_sub(1);
                 continue;
             }
             let next = here.join(&part);
-            if missing {
+            if missing > 0 {
                 here = next;
+                missing += 1;
                 continue;
             }
             match std::fs::symlink_metadata(&next) {
@@ -223,14 +228,13 @@ impl Workspace {
                     here = next;
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    missing = true;
-                    exists = false;
+                    missing = 1;
                     here = next;
                 }
                 Err(e) => return Err(ToolError::Failed(format!("Cannot access {given}: {e}"))),
             }
         }
-        Ok((here, exists && !missing))
+        Ok((here, missing == 0))
     }
 }
 

@@ -104,6 +104,21 @@ async fn every_escape_attempt_is_refused_and_nothing_outside_changes() -> TestRe
         ("relative symlink climbing out", write("rel_link"), escapes("rel_link")),
         ("NUL byte: read", read("file.txt\0../../etc/passwd"), escapes("file.txt\0../../etc/passwd")),
         ("NUL byte: write", write("x\0y"), escapes("x\0y")),
+        (
+            "a missing folder, then .. back, then a symlinked folder: write",
+            write("nope/../link_dir/pwned.txt"),
+            escapes("nope/../link_dir/pwned.txt"),
+        ),
+        (
+            "a missing folder, then .. back, then a symlinked folder: read",
+            read("nope/../link_dir/secret.txt"),
+            escapes("nope/../link_dir/secret.txt"),
+        ),
+        (
+            "two missing folders, then .. twice, then a symlinked file: edit",
+            edit("a/b/../../link_file"),
+            escapes("a/b/../../link_file"),
+        ),
         ("glob with ..", glob("../*"), escapes("../*")),
         (
             "glob with .. after a folder",
@@ -150,11 +165,14 @@ async fn paths_that_stay_inside_are_allowed() -> TestResult {
         ("read_file", json!({"path": "real/new.txt"}), "abc"),
         ("glob", json!({"pattern": "in_link/*.txt"}), "in_link/new.txt"),
         ("glob", json!({"pattern": format!("{root}/real/*")}), "real/new.txt"),
+        ("read_file", json!({"path": "nope/../file.txt"}), "hello"),
+        ("read_file", json!({"path": "a/b/../../in_link/new.txt"}), "abc"),
     ];
     for (tool, input, expected) in cases {
         assert_eq!(t.fx.call(tool, input.clone()).await, ToolOutcome::ok(expected), "{tool} {input}");
     }
     assert!(t.fx.ws.contains("in_dir/../file.txt"));
     assert!(!t.fx.ws.contains("link_dir/x"));
+    assert!(!t.fx.ws.contains("nope/../link_dir/x"), "a missing folder does not hide a symlink after ..");
     Ok(())
 }
