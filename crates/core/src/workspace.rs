@@ -40,17 +40,6 @@ pub struct Workspace {
     root: PathBuf,
 }
 
-/// What the caller means to do with a resolved path; see [`Workspace::locate`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// Reading an existing file or folder.
-    Read,
-    /// Creating or overwriting a file. Missing folders on the way are allowed (they will be
-    /// created inside the root); the nearest existing ancestor and every symlink on the way are
-    /// checked first, so nothing is created before the path is known to stay inside.
-    Write,
-}
-
 /// A path resolved by [`Workspace::locate`]: absolute, every symlink followed, inside the root.
 ///
 /// Only this module can build one, so holding a `WsPath` means the workspace rule was applied.
@@ -121,29 +110,22 @@ impl Workspace {
         &self.root
     }
 
-    /// Resolves `path` for reading: relative to the root, following `..` and every symlink.
+    /// Resolves `path`: relative to the root, following `..` and every symlink. The same walk
+    /// serves reading and writing: a new file inside a symlinked folder that points outside is
+    /// refused before anything is created.
     ///
     /// # Errors
     /// [`ToolError::PathEscapes`]`(path)` when it lands outside the root or holds a NUL byte;
     /// [`ToolError::Failed`] when it runs through a file as if it were a folder, loops through
     /// symlinks, or a folder on the way cannot be read.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
-        self.locate(path, Access::Read).map(PathBuf::from)
-    }
-
-    /// Resolves `path` for creating or overwriting a file; see [`Access::Write`]. A new file
-    /// inside a symlinked folder that points outside is refused before anything is created.
-    ///
-    /// # Errors
-    /// As [`Workspace::resolve`].
-    pub fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ToolError> {
-        self.locate(path, Access::Write).map(PathBuf::from)
+        self.locate(path).map(PathBuf::from)
     }
 
     /// Whether `path` stays inside the workspace, i.e. the rule would not refuse it as an escape.
     /// Used by the permission hook (course §3: "A file path outside WORKDIR → ask").
     pub fn contains(&self, path: &str) -> bool {
-        !matches!(self.locate(path, Access::Write), Err(ToolError::PathEscapes(_)))
+        !matches!(self.locate(path), Err(ToolError::PathEscapes(_)))
     }
 
     /// Resolves `path` (as the model gave it) to a [`WsPath`]; the one implementation of the rule.
@@ -153,13 +135,11 @@ impl Workspace {
     /// target (at most 40 hops). Once a component does not exist, the rest is appended lexically
     /// (nothing below a missing folder can be a symlink) until a `..` climbs back to a folder that
     /// exists, where the real walk resumes. The final absolute path must lie in the
-    /// root. For [`Access::Read`] and [`Access::Write`] the walk is the same; the access only
-    /// documents intent.
+    /// root.
     ///
     /// # Errors
     /// As [`Workspace::resolve`].
-    pub fn locate(&self, path: &str, access: Access) -> Result<WsPath, ToolError> {
-        let _ = access;
+    pub fn locate(&self, path: &str) -> Result<WsPath, ToolError> {
         let escapes = || ToolError::PathEscapes(path.to_owned());
         if path.contains('\0') {
             return Err(escapes());
@@ -272,7 +252,7 @@ mod tests {
         let root = ws.root().to_path_buf();
         assert_eq!(ws.resolve("a/f.txt"), Ok(root.join("a/f.txt")));
         assert_eq!(ws.resolve("./a/../a/f.txt"), Ok(root.join("a/f.txt")));
-        assert_eq!(ws.resolve_for_write("new/dir/x"), Ok(root.join("new/dir/x")));
+        assert_eq!(ws.resolve("new/dir/x"), Ok(root.join("new/dir/x")));
         assert_eq!(ws.resolve(&root.join("a").to_string_lossy()), Ok(root.join("a")));
         assert_eq!(ws.resolve("../x"), Err(ToolError::PathEscapes("../x".into())));
         assert_eq!(ws.resolve("a\0b"), Err(ToolError::PathEscapes("a\0b".into())));

@@ -24,7 +24,7 @@ use serde_json::json;
 use super::spec;
 use super::write_file::atomic_write;
 use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
-use crate::workspace::{Access, Workspace, WsPath};
+use crate::workspace::{Workspace, WsPath};
 
 /// The largest file `edit_file` loads, in bytes (64 MiB): the edit needs the whole text in memory.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
@@ -55,7 +55,7 @@ pub fn edit_file(ws: &Workspace) -> impl Tool + use<> {
             let ws = ws.clone();
             Box::pin(async move {
                 let args: Args = parse_input(input)?;
-                let path = ws.locate(&args.path, Access::Write)?;
+                let path = ws.locate(&args.path)?;
                 if args.old_text.is_empty() {
                     return Err(ToolError::failed("old_text must not be empty"));
                 }

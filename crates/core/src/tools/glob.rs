@@ -27,7 +27,7 @@ use serde_json::json;
 
 use super::spec;
 use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
-use crate::workspace::{Access, Workspace};
+use crate::workspace::Workspace;
 
 /// The most paths `glob` lists (course §3).
 pub const MAX_GLOB_RESULTS: usize = 200;
@@ -105,7 +105,7 @@ fn find(ws: &Workspace, pattern: &str) -> Result<String, ToolError> {
     // Walk only below the literal leading folders (never the last component).
     let literal = parts[..parts.len() - 1].iter().take_while(|p| !is_glob(p)).count();
     let prefix = parts[..literal].join("/");
-    let start = match ws.locate(&prefix, Access::Read) {
+    let start = match ws.locate(&prefix) {
         Ok(p) if p.is_dir() => p,
         Ok(_) => return Ok("(no matches)".to_owned()),
         Err(ToolError::PathEscapes(_)) => return Err(escapes()),

@@ -28,7 +28,7 @@ use serde_json::json;
 
 use super::{MAX_OUTPUT_CHARS, cut_chars, spec};
 use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
-use crate::workspace::{Access, Workspace, WsPath};
+use crate::workspace::{Workspace, WsPath};
 
 /// Bytes of the shown lines kept in memory: enough for 50,000 characters of up to 4 bytes each.
 const HEAD_BYTES: usize = 4 * MAX_OUTPUT_CHARS + 4;
@@ -59,7 +59,7 @@ pub fn read_file(ws: &Workspace) -> impl Tool + use<> {
             let ws = ws.clone();
             Box::pin(async move {
                 let args: Args = parse_input(input)?;
-                let path = ws.locate(&args.path, Access::Read)?;
+                let path = ws.locate(&args.path)?;
                 let limit = args.limit.filter(|&l| l > 0);
                 tokio::task::spawn_blocking(move || read(&path, limit))
                     .await

@@ -1,7 +1,7 @@
 //! `write_file`: create or overwrite a file (course §1, s02).
 //!
 //! Input `{"path": string, "content": string}`. Creates missing parent folders (only inside the
-//! workspace: the path is checked by [`Access::Write`] before anything is created) and writes
+//! workspace: the path is checked by [`Workspace::locate`] before anything is created) and writes
 //! atomically: the content goes to a temporary file in the same folder, which is then renamed over
 //! the target, so a failed write never leaves a half-written file. An existing file keeps its
 //! permission bits; a new file gets `0o666` minus the umask, like any new file. Writing through a
@@ -20,7 +20,7 @@ use serde_json::json;
 
 use super::spec;
 use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
-use crate::workspace::{Access, Workspace, WsPath};
+use crate::workspace::{Workspace, WsPath};
 
 #[derive(Deserialize)]
 struct Args {
@@ -43,7 +43,7 @@ pub fn write_file(ws: &Workspace) -> impl Tool + use<> {
             let ws = ws.clone();
             Box::pin(async move {
                 let args: Args = parse_input(input)?;
-                let path = ws.locate(&args.path, Access::Write)?;
+                let path = ws.locate(&args.path)?;
                 let n = args.content.len();
                 tokio::task::spawn_blocking(move || {
                     if path.is_dir() {
