@@ -26,9 +26,10 @@
 //! | `Stop` | sent as a user message; the model is called again | reported; no continuation |
 
 use std::fmt;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
@@ -305,6 +306,7 @@ pub trait Approver: Send {
 /// Asks on the terminal: prints `QUESTION Allow? [y/N] ` on stderr and reads one line from
 /// `/dev/tty`. Only `y` or `yes` (any case, trimmed) allows. With no terminal (stdin or stderr
 /// redirected, no `/dev/tty`, a read error) the answer is no, so a scripted run never hangs.
+/// Ctrl-C while it waits answers no at once; the same signal then cancels the turn.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TerminalApprover;
 
@@ -318,11 +320,53 @@ impl Approver for TerminalApprover {
             return false;
         }
         let Ok(tty) = std::fs::File::open("/dev/tty") else { return false };
-        let mut line = String::new();
-        if std::io::BufReader::new(tty).read_line(&mut line).is_err() {
-            return false;
+        // The read blocks the turn, so the REPL's Ctrl-C handler cannot run until it returns:
+        // watch for SIGINT here too and give up the read when it comes.
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let registration = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted));
+        let answer = read_tty_line(&tty, &interrupted);
+        if let Ok(id) = registration {
+            signal_hook::low_level::unregister(id);
         }
-        is_yes(&line)
+        match answer {
+            Some(line) => is_yes(&line),
+            None => {
+                let _ = writeln!(stderr);
+                false
+            }
+        }
+    }
+}
+
+/// One line from the terminal, or `None` when `stop` is set (Ctrl-C) or the terminal fails.
+/// Polls every 100 ms so that a signal is noticed even when the read would restart.
+fn read_tty_line(tty: &std::fs::File, stop: &AtomicBool) -> Option<String> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    let mut line = Vec::new();
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(100u16)) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+        let mut buf = [0u8; 256];
+        match (&*tty).read(&mut buf) {
+            Ok(0) => return Some(String::from_utf8_lossy(&line).into_owned()),
+            Ok(n) => {
+                line.extend_from_slice(&buf[..n]);
+                if line.contains(&b'\n') {
+                    return Some(String::from_utf8_lossy(&line).into_owned());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
     }
 }
 
