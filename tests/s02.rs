@@ -176,3 +176,19 @@ fn the_demo_runs_offline_and_every_tool_call_succeeds() {
     assert!(!text.contains("Error:"), "{text}");
     assert!(stderr(&out).contains("REPLAY"), "{}", stderr(&out));
 }
+
+#[test]
+fn an_empty_prompt_an_empty_replay_and_demo_with_other_flags_are_refused_up_front() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("empty.jsonl"), "\n").unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["-p", "  "], "-p needs a prompt"),
+        (&["--replay", "empty.jsonl", "-p", "hi"], "holds no recorded turns"),
+        (&["--demo", "-p", "hi"], "cannot be used with"),
+    ];
+    for (args, needle) in cases {
+        let out = chapter("s02", ws.path(), None).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -69,6 +69,13 @@ fn a_destructive_command_is_refused_without_a_terminal_and_allowed_with_yes() {
         let batches = result_batches(&server.requests().pop().unwrap().body);
         let content = batches[0][0]["content"].as_str().unwrap();
         assert!(content.starts_with(if survives { result } else { "hi" }), "{flags:?}: {content}");
+        if flags.is_empty() {
+            assert!(
+                stderr(&out).contains("no (no terminal to ask; pass --yes to allow)"),
+                "{}",
+                stderr(&out)
+            );
+        }
     }
 }
 

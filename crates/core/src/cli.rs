@@ -32,11 +32,15 @@ pub const ENV_HELP: &str = "\
 Environment (a .env file in the current directory overrides these):
   MODEL_ID              model id to use, e.g. claude-sonnet-4-5 (required unless --model)
   ANTHROPIC_API_KEY     key sent as x-api-key (required for the official endpoint)
+  ANTHROPIC_AUTH_TOKEN  used as the key when ANTHROPIC_API_KEY is unset and no base URL is set
   ANTHROPIC_BASE_URL    an Anthropic-compatible endpoint, without /v1 (Ollama, llama.cpp,
                         vLLM, DeepSeek, MiniMax, GLM, Kimi...); ANTHROPIC_AUTH_TOKEN is then ignored
   AUTH_TYPE=bearer      send the key as Authorization: Bearer instead of x-api-key
   ANTHROPIC_MAX_RETRIES retries on 408/409/429/5xx/connection errors (default 2)
   NO_COLOR              disable colour
+
+In the REPL: one prompt per line; q, exit, Ctrl-D or Ctrl-C at the prompt quit; Ctrl-C during a
+turn cancels it. Piped stdin is read line by line, without colour.
 
 No key? Run with --demo: recorded model turns, a fresh temporary workspace, no network.";
 
@@ -69,7 +73,7 @@ pub struct CommonArgs {
 
     /// Run the chapter's first "try it" task offline: recorded model turns, real tools, a fresh
     /// temporary workspace seeded with the example files. Needs no key and no network.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["prompt", "model", "base_url", "workdir"])]
     pub demo: bool,
 
     /// Seconds before a bash command and its whole process group are killed.
@@ -177,6 +181,9 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
 
     if args.demo {
         return run_demo(chapter, ui, tool_options, build).await;
+    }
+    if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        return config_error(chapter, "-p needs a prompt, and the one given is empty");
     }
 
     let cwd = match std::env::current_dir() {
@@ -296,7 +303,7 @@ async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prompt: &str) -
 fn report_api_error(ui: &Ui, e: &ApiError) {
     ui.error(&format!("Error: {e}"));
     if let ApiError::Api { status: 404, .. } = e {
-        ui.notice("hint: ANTHROPIC_BASE_URL must not end in /v1");
+        ui.notice("hint: a 404 means an unknown model id (check MODEL_ID) or a wrong ANTHROPIC_BASE_URL");
     }
 }
 

@@ -62,8 +62,8 @@ pub enum ConfigError {
         /// What to do about it.
         hint: &'static str,
     },
-    /// `.env` exists but cannot be parsed.
-    #[error(".env: {0} (fix the line or remove the file)")]
+    /// `.env` exists but cannot be parsed; the text names the line.
+    #[error(".env: {0}; fix that line or remove the file")]
     DotEnv(String),
     /// A variable has a value we cannot use.
     #[error("{name}={value:?} is not valid: {hint}")]
@@ -88,13 +88,32 @@ pub fn environment(dir: &Path) -> Result<HashMap<String, String>, ConfigError> {
         .collect();
     let path = dir.join(".env");
     if path.exists() {
-        let iter = dotenvy::from_path_iter(&path).map_err(|e| ConfigError::DotEnv(e.to_string()))?;
+        let iter =
+            dotenvy::from_path_iter(&path).map_err(|e| ConfigError::DotEnv(one_line(&e.to_string())))?;
         for item in iter {
-            let (k, v) = item.map_err(|e| ConfigError::DotEnv(e.to_string()))?;
+            let (k, v) = item.map_err(|e| dotenv_error(&path, &e))?;
             vars.insert(k, v);
         }
     }
     Ok(vars)
+}
+
+/// A dotenvy error as one line that names the 1-based line number where it can.
+fn dotenv_error(path: &Path, e: &dotenvy::Error) -> ConfigError {
+    if let dotenvy::Error::LineParse(content, _) = e {
+        let first = content.lines().next().unwrap_or_default();
+        let number = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.lines().position(|l| !first.is_empty() && l.contains(first)))
+            .map(|i| format!("line {}: ", i + 1))
+            .unwrap_or_default();
+        return ConfigError::DotEnv(format!("{number}cannot parse {:?}", one_line(first)));
+    }
+    ConfigError::DotEnv(one_line(&e.to_string()))
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Resolves [`Config`] from `vars` (see [`environment`]) and the flags `--model` / `--base-url`.
@@ -113,15 +132,23 @@ pub fn resolve(
         name: "MODEL_ID",
         hint: "set it in .env or the environment (e.g. MODEL_ID=claude-sonnet-4-5), or pass --model",
     })?;
+    let base_name = if base_url_flag.is_some() { "--base-url" } else { "ANTHROPIC_BASE_URL" };
     let custom_base = base_url_flag.map(str::to_owned).or_else(|| get("ANTHROPIC_BASE_URL"));
-    if let Some(url) = &custom_base
-        && !(url.starts_with("http://") || url.starts_with("https://"))
-    {
-        return Err(ConfigError::Invalid {
-            name: "ANTHROPIC_BASE_URL",
-            value: url.clone(),
-            hint: "use an http:// or https:// URL without /v1, e.g. http://127.0.0.1:11434",
-        });
+    if let Some(url) = &custom_base {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ConfigError::Invalid {
+                name: base_name,
+                value: url.clone(),
+                hint: "use an http:// or https:// URL without /v1, e.g. http://127.0.0.1:11434",
+            });
+        }
+        if url.trim_end_matches('/').ends_with("/v1") {
+            return Err(ConfigError::Invalid {
+                name: base_name,
+                value: url.clone(),
+                hint: "leave out the trailing /v1: the client adds /v1/messages itself",
+            });
+        }
     }
     let api_key = match &custom_base {
         // A custom endpoint: ANTHROPIC_AUTH_TOKEN is ignored on purpose (course §0).
@@ -190,6 +217,18 @@ mod tests {
     }
 
     #[test]
+    fn a_base_url_ending_in_v1_is_refused_naming_the_setting() {
+        let v = vars(&[("MODEL_ID", "m"), ("ANTHROPIC_BASE_URL", "http://x/v1/")]);
+        let err = resolve(&v, None, None).unwrap_err().to_string();
+        assert!(
+            err.starts_with("ANTHROPIC_BASE_URL=\"http://x/v1/\" is not valid: leave out the trailing /v1"),
+            "{err}"
+        );
+        let err = resolve(&v, None, Some("localhost:1")).unwrap_err().to_string();
+        assert!(err.starts_with("--base-url=\"localhost:1\""), "{err}");
+    }
+
+    #[test]
     fn flags_override_and_bearer_is_recognised() {
         let c = resolve(
             &vars(&[("MODEL_ID", "m"), ("ANTHROPIC_API_KEY", "k"), ("AUTH_TYPE", "Bearer")]),
@@ -208,7 +247,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".env"), "PATH=from-dotenv\n").unwrap();
         assert_eq!(environment(dir.path()).unwrap()["PATH"], "from-dotenv");
-        std::fs::write(dir.path().join(".env"), "MODEL_ID='unterminated\n").unwrap();
-        assert!(matches!(environment(dir.path()), Err(ConfigError::DotEnv(_))));
+        std::fs::write(dir.path().join(".env"), "# models\nMODEL_ID='unterminated\nX=1\n").unwrap();
+        let err = environment(dir.path()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            ".env: line 2: cannot parse \"MODEL_ID='unterminated\"; fix that line or remove the file"
+        );
     }
 }

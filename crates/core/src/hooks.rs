@@ -312,10 +312,12 @@ pub struct TerminalApprover;
 
 impl Approver for TerminalApprover {
     fn ask(&mut self, question: &str) -> bool {
-        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        let mut stderr = std::io::stderr();
+        if !std::io::stdin().is_terminal() || !stderr.is_terminal() {
+            // Say so: a refusal nobody typed must not look like the user's answer.
+            let _ = writeln!(stderr, "{question} Allow? [y/N] no (no terminal to ask; pass --yes to allow)");
             return false;
         }
-        let mut stderr = std::io::stderr();
         if write!(stderr, "{question} Allow? [y/N] ").and_then(|()| stderr.flush()).is_err() {
             return false;
         }

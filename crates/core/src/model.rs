@@ -49,7 +49,8 @@ impl ReplayModel {
     /// Parses JSONL text: one response body per non-blank line. `source` names it in errors.
     ///
     /// # Errors
-    /// [`ApiError::Replay`] naming the line that is not a Messages API response.
+    /// [`ApiError::Replay`] naming the line that is not a Messages API response, or saying the text
+    /// holds no response at all.
     pub fn from_jsonl(source: impl Into<String>, text: &str) -> Result<Self, ApiError> {
         let source = source.into();
         let mut responses = Vec::new();
@@ -60,6 +61,9 @@ impl ReplayModel {
             let response: MessagesResponse = serde_json::from_str(line)
                 .map_err(|e| ApiError::Replay(format!("{source} line {}: {e}", i + 1)))?;
             responses.push(response);
+        }
+        if responses.is_empty() {
+            return Err(ApiError::Replay(format!("{source} holds no recorded turns")));
         }
         Ok(Self { source, responses, next: Mutex::new(0) })
     }
