@@ -6,7 +6,9 @@
 //!   rounds without a todo call ──▶ Nag ──≥ 3──▶ <reminder>Update your todos.</reminder>
 //! ```
 //!
-//! This crate is pure logic: no I/O, no agent loop. The chapters plug it in.
+//! The modules above are pure logic: no I/O, no agent loop. [`agent`] (the default `agent` feature)
+//! plugs them into `agent-core`'s dispatch map and loop for the chapters; the fuzz target builds
+//! without it.
 //!
 //! | module | course chapter | what it holds |
 //! |---|---|---|

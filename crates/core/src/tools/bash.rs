@@ -180,7 +180,11 @@ fn render(out: Captured, err: Captured, status: ExitStatus) -> String {
     let more = more as u64 + unseen;
     let mut result = if kept.is_empty() { "(no output)".to_owned() } else { kept.to_owned() };
     if more > 0 {
-        result.push_str(&format!("\n... ({more} more characters)"));
+        // A cut right after a newline needs no second one (no blank line before the note).
+        if !result.ends_with('\n') {
+            result.push('\n');
+        }
+        result.push_str(&format!("... ({more} more characters)"));
     }
     if let Some(line) = status_line(status) {
         result.push('\n');
