@@ -16,9 +16,10 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::config::{AuthType, Config};
-use crate::messages::{MessagesRequest, MessagesResponse};
+use crate::messages::{Message, MessagesRequest, MessagesResponse};
 use crate::sse::{Delta, MessageAccumulator, SseParser, StreamEvent};
 
 /// The `anthropic-version` header value.
@@ -176,6 +177,8 @@ pub struct AnthropicClient {
     stream: bool,
     /// Where retry notices go (stderr in the binaries; a buffer in tests).
     notify: Box<dyn Fn(&str) + Send + Sync>,
+    /// The previous request's messages with their JSON, reused by [`AnthropicClient::body`].
+    wire_cache: std::sync::Mutex<Vec<(Message, Box<RawValue>)>>,
 }
 
 impl AnthropicClient {
@@ -214,6 +217,7 @@ impl AnthropicClient {
             timeouts,
             stream: true,
             notify: Box::new(|line| eprintln!("{line}")),
+            wire_cache: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -232,6 +236,40 @@ impl AnthropicClient {
     /// Whether requests ask for a stream.
     pub fn streaming(&self) -> bool {
         self.stream
+    }
+
+    /// The JSON body for `request`, with `stream` set by this client.
+    ///
+    /// The history only grows (course §0: what was sent is never rewritten), so each request
+    /// repeats the previous one's messages and adds a few. A message equal to the one at the same
+    /// place last time reuses its JSON; from the first difference on, messages are serialised
+    /// anew. Comparing is far cheaper than serialising, which keeps the cost of a round from
+    /// growing with the whole history (issue 7). The cache holds one copy of the last request's
+    /// messages.
+    ///
+    /// # Errors
+    /// [`ApiError::Decode`] if serde cannot serialise the request (a non-string map key, say).
+    pub fn body(&self, request: &MessagesRequest) -> Result<Bytes, ApiError> {
+        let fail = |e: serde_json::Error| ApiError::Decode(format!("cannot serialise the request: {e}"));
+        let mut cache = self.wire_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut previous = std::mem::take(&mut *cache).into_iter();
+        let mut same_so_far = true;
+        let mut fresh = Vec::with_capacity(request.messages.len());
+        for message in &request.messages {
+            match previous.next().filter(|(old, _)| same_so_far && old == message) {
+                Some(entry) => fresh.push(entry),
+                None => {
+                    same_so_far = false;
+                    let json = serde_json::value::to_raw_value(message).map_err(fail)?;
+                    fresh.push((message.clone(), json));
+                }
+            }
+        }
+        let messages: Vec<&RawValue> = fresh.iter().map(|(_, json)| json.as_ref()).collect();
+        let body = serde_json::to_vec(&WireRequest::new(request, &messages, self.stream.then_some(true)))
+            .map_err(fail)?;
+        *cache = fresh;
+        Ok(Bytes::from(body))
     }
 
     /// The URL requests go to: `{base}/v1/messages`.
@@ -254,12 +292,8 @@ impl AnthropicClient {
         request: &MessagesRequest,
         on_text: OnText<'_>,
     ) -> Result<MessagesResponse, ApiError> {
-        // Serialised once, without copying the history, and reused by every retry.
-        let body = WireRequest::new(request, self.stream.then_some(true));
-        let body = match serde_json::to_vec(&body) {
-            Ok(bytes) => bytes::Bytes::from(bytes),
-            Err(e) => return Err(ApiError::Decode(format!("cannot serialise the request: {e}"))),
-        };
+        // Serialised once and reused by every retry.
+        let body = self.body(request)?;
         let mut retry = 0;
         loop {
             let mut shown = false;
@@ -295,7 +329,7 @@ impl AnthropicClient {
 
     async fn attempt(
         &self,
-        body: &bytes::Bytes,
+        body: &Bytes,
         on_text: OnText<'_>,
     ) -> (Result<MessagesResponse, ApiError>, RetryHints) {
         let send = self.http.post(&self.url).body(body.clone()).send();
@@ -391,14 +425,15 @@ impl AnthropicClient {
     }
 }
 
-/// A [`MessagesRequest`] as sent: the same fields by reference, with `stream` set by the client.
+/// A [`MessagesRequest`] as sent: the same fields by reference, the messages as ready JSON, and
+/// `stream` set by the client.
 #[derive(serde::Serialize)]
 struct WireRequest<'a> {
     model: &'a str,
     max_tokens: u32,
     #[serde(skip_serializing_if = "str::is_empty")]
     system: &'a str,
-    messages: &'a [crate::messages::Message],
+    messages: &'a [&'a RawValue],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     tools: &'a [crate::messages::ToolSpec],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -406,12 +441,12 @@ struct WireRequest<'a> {
 }
 
 impl<'a> WireRequest<'a> {
-    fn new(request: &'a MessagesRequest, stream: Option<bool>) -> Self {
+    fn new(request: &'a MessagesRequest, messages: &'a [&'a RawValue], stream: Option<bool>) -> Self {
         Self {
             model: &request.model,
             max_tokens: request.max_tokens,
             system: &request.system,
-            messages: &request.messages,
+            messages,
             tools: &request.tools,
             stream,
         }
@@ -506,9 +541,17 @@ mod tests {
     }
 
     #[test]
-    fn the_wire_request_is_the_request_with_the_clients_stream_flag() {
-        use crate::messages::{Message, ToolSpec};
-        let request = MessagesRequest {
+    fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_changes() {
+        use crate::config::{AuthType, Config};
+        use crate::messages::{ContentBlock, Message, ToolSpec};
+        let config = Config {
+            model: "m".into(),
+            base_url: "http://127.0.0.1:9".into(),
+            api_key: None,
+            auth: AuthType::ApiKey,
+        };
+        let client = AnthropicClient::new(&config, RetryPolicy::default(), Timeouts::default()).unwrap();
+        let mut request = MessagesRequest {
             model: "m".into(),
             max_tokens: 8000,
             system: "sys".into(),
@@ -520,15 +563,28 @@ mod tests {
             }],
             stream: None,
         };
-        for stream in [None, Some(true)] {
-            let expected = serde_json::to_value(MessagesRequest { stream, ..request.clone() }).unwrap();
-            assert_eq!(serde_json::to_value(WireRequest::new(&request, stream)).unwrap(), expected);
-        }
-        let bare = MessagesRequest { system: String::new(), tools: vec![], ..request.clone() };
-        assert_eq!(
-            serde_json::to_value(WireRequest::new(&bare, None)).unwrap(),
-            serde_json::to_value(&bare).unwrap()
-        );
+        let check = |client: &AnthropicClient, request: &MessagesRequest| {
+            let sent: serde_json::Value = serde_json::from_slice(&client.body(request).unwrap()).unwrap();
+            let expected =
+                serde_json::to_value(MessagesRequest { stream: Some(true), ..request.clone() }).unwrap();
+            assert_eq!(sent, expected);
+        };
+        check(&client, &request);
+        // The history grows: the cached prefix is reused.
+        request.messages.push(Message::assistant_blocks(vec![ContentBlock::text("yo")]));
+        request.messages.push(Message::user_text("more"));
+        check(&client, &request);
+        // A message in the middle changes (a merge or a repair): everything after it is redone.
+        request.messages[1] = Message::assistant_blocks(vec![ContentBlock::text("changed")]);
+        check(&client, &request);
+        // A shorter history and no system prompt or tools.
+        request.messages.truncate(1);
+        request.system.clear();
+        request.tools.clear();
+        check(&client, &request);
+        let plain = client.with_streaming(false);
+        let sent: serde_json::Value = serde_json::from_slice(&plain.body(&request).unwrap()).unwrap();
+        assert_eq!(sent, serde_json::to_value(&request).unwrap());
     }
 
     #[test]

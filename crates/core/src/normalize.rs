@@ -3,14 +3,13 @@
 //! Source: course §1. The stored history is never rewritten (course issue #37); the loop sends
 //! `normalize_messages(&history)` instead. Three steps, in order:
 //! 1. keep only `role` and `content`, and drop block fields whose names start with `_`;
-//! 2. give every `tool_use` without a matching `tool_result` a `(cancelled)` result, inserted right
-//!    after its assistant message (strict endpoints reject orphans; an interrupted turn leaves them);
+//! 2. give every `tool_use` without a matching `tool_result` in the next message a `(cancelled)`
+//!    result, inserted right after its assistant message (strict endpoints reject orphans; an
+//!    interrupted turn leaves them);
 //! 3. merge consecutive messages of the same role, turning string content into a `text` block.
 //!
 //! After step 3 any `text` block that followed `tool_result` blocks stays after them, because
 //! merging only concatenates block lists in order and step 2 puts results first.
-
-use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
@@ -21,24 +20,10 @@ pub const CANCELLED: &str = "(cancelled)";
 
 /// Returns the repaired copy of `history` to send; `history` itself is left untouched.
 pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
-    // Every tool_use id that some user message answers.
-    let answered: HashSet<&str> = history
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .flat_map(|m| match &m.content {
-            MessageContent::Blocks(blocks) => blocks.as_slice(),
-            MessageContent::Text(_) => &[],
-        })
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
-            _ => None,
-        })
-        .collect();
-
     // One pass, one copy of each message: clean it (step 1), answer its orphans (step 2), and
     // merge it into the previous message when the roles match (step 3).
     let mut out: Vec<Message> = Vec::with_capacity(history.len() + 1);
-    for message in history {
+    for (i, message) in history.iter().enumerate() {
         let cleaned =
             Message { role: message.role, content: strip_private(&message.content), extra: Map::new() };
         push_merged(&mut out, cleaned);
@@ -46,10 +31,12 @@ pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
             continue;
         }
         let MessageContent::Blocks(blocks) = &message.content else { continue };
+        // The API wants each result in the very next message, so only that one can answer.
+        let answered = answered_ids(history.get(i + 1));
         let orphans: Vec<ContentBlock> = blocks
             .iter()
             .filter_map(|b| match b {
-                ContentBlock::ToolUse(u) if !answered.contains(u.id.as_str()) => {
+                ContentBlock::ToolUse(u) if !answered.contains(&u.id.as_str()) => {
                     Some(ContentBlock::tool_result(u.id.clone(), CANCELLED, false))
                 }
                 _ => None,
@@ -60,6 +47,20 @@ pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
         }
     }
     out
+}
+
+/// The `tool_use_id`s that `next` answers, when it is a user message.
+fn answered_ids(next: Option<&Message>) -> Vec<&str> {
+    match next {
+        Some(Message { role: Role::User, content: MessageContent::Blocks(blocks), .. }) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Appends `message`, or merges it into the last message when both have the same role (step 3).
