@@ -6,6 +6,8 @@
 //! `server_tool_use`, a stop reason added next year) are kept as raw JSON and sent back unchanged,
 //! as the API requires for `thinking` blocks.
 
+use std::sync::Arc;
+
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -44,12 +46,12 @@ impl Message {
 
     /// A user message made of content blocks, such as a round's `tool_result` blocks.
     pub fn user_blocks(blocks: Vec<ContentBlock>) -> Self {
-        Self { role: Role::User, content: MessageContent::Blocks(blocks), extra: Map::new() }
+        Self { role: Role::User, content: MessageContent::Blocks(blocks.into()), extra: Map::new() }
     }
 
     /// An assistant message made of content blocks, as the API returned them.
     pub fn assistant_blocks(blocks: Vec<ContentBlock>) -> Self {
-        Self { role: Role::Assistant, content: MessageContent::Blocks(blocks), extra: Map::new() }
+        Self { role: Role::Assistant, content: MessageContent::Blocks(blocks.into()), extra: Map::new() }
     }
 
     /// The content as a block list. A plain string becomes one `text` block.
@@ -64,8 +66,9 @@ impl Message {
 pub enum MessageContent {
     /// `"content": "hello"`.
     Text(String),
-    /// `"content": [{"type": "text", …}, …]`.
-    Blocks(Vec<ContentBlock>),
+    /// `"content": [{"type": "text", …}, …]`. Shared, not copied, when a message is cloned: the
+    /// history is never rewritten, and every request repeats it (see `normalize_messages`).
+    Blocks(Arc<[ContentBlock]>),
 }
 
 impl MessageContent {
@@ -73,7 +76,7 @@ impl MessageContent {
     pub fn to_blocks(&self) -> Vec<ContentBlock> {
         match self {
             MessageContent::Text(text) => vec![ContentBlock::text(text.clone())],
-            MessageContent::Blocks(blocks) => blocks.clone(),
+            MessageContent::Blocks(blocks) => blocks.to_vec(),
         }
     }
 }

@@ -11,6 +11,8 @@
 //! After step 3 any `text` block that followed `tool_result` blocks stays after them, because
 //! merging only concatenates block lists in order and step 2 puts results first.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::messages::{ContentBlock, Message, MessageContent, Role};
@@ -67,15 +69,9 @@ fn answered_ids(next: Option<&Message>) -> Vec<&str> {
 fn push_merged(out: &mut Vec<Message>, message: Message) {
     match out.last_mut() {
         Some(last) if last.role == message.role => {
-            let mut blocks = match std::mem::replace(&mut last.content, MessageContent::Blocks(Vec::new())) {
-                MessageContent::Text(t) => vec![ContentBlock::text(t)],
-                MessageContent::Blocks(b) => b,
-            };
-            match message.content {
-                MessageContent::Text(t) => blocks.push(ContentBlock::text(t)),
-                MessageContent::Blocks(b) => blocks.extend(b),
-            }
-            last.content = MessageContent::Blocks(tool_results_first(blocks));
+            let mut blocks = last.content.to_blocks();
+            blocks.extend(message.content.to_blocks());
+            last.content = MessageContent::Blocks(tool_results_first(blocks).into());
         }
         _ => out.push(message),
     }
@@ -92,7 +88,22 @@ fn tool_results_first(blocks: Vec<ContentBlock>) -> Vec<ContentBlock> {
 fn strip_private(content: &MessageContent) -> MessageContent {
     match content {
         MessageContent::Text(t) => MessageContent::Text(t.clone()),
+        // The common case, nothing private: share the blocks instead of copying them.
+        MessageContent::Blocks(blocks) if !blocks.iter().any(has_private_field) => {
+            MessageContent::Blocks(Arc::clone(blocks))
+        }
         MessageContent::Blocks(blocks) => MessageContent::Blocks(blocks.iter().map(strip_block).collect()),
+    }
+}
+
+fn has_private_field(block: &ContentBlock) -> bool {
+    let private = |extra: &Map<String, Value>| extra.keys().any(|k| k.starts_with('_'));
+    match block {
+        ContentBlock::Text(b) => private(&b.extra),
+        ContentBlock::ToolUse(b) => private(&b.extra),
+        ContentBlock::ToolResult(b) => private(&b.extra),
+        ContentBlock::Other(Value::Object(map)) => private(map),
+        ContentBlock::Other(_) => false,
     }
 }
 
