@@ -20,6 +20,8 @@
 //! | [`ui`] | what the terminal shows | course §0 |
 //! | [`cli`] | flags, REPL, `-p`, `--demo` | course §0 |
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod cli;
 pub mod client;

@@ -25,6 +25,8 @@
 //! assert_eq!(server.request_count(), 0);
 //! ```
 
+#![warn(missing_docs)]
+
 mod http;
 pub mod reply;
 mod sse;

@@ -34,6 +34,8 @@
 //! Key insight (course s03): a todo tool gives the agent no new power to act, only a plan it must keep
 //! visible — and the nag makes forgetting it costly.
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "agent")]
 pub mod agent;
 pub mod nag;
