@@ -1,10 +1,13 @@
-//! Request building (issue 7): `serde_json::to_vec` of a `MessagesRequest` (what the HTTP client
-//! sends) with 1, 4 and 16 MB of history, the cost per byte at each size, and a least-squares line
+//! Request building (issue 7): the body the HTTP client sends for a `MessagesRequest`
+//! (`AnthropicClient::body` with its cache cleared, i.e. a first request) with 1, 4 and 16 MB of
+//! history, the cost per byte at each size, and a least-squares line
 //! `t = a + b·bytes` whose slope `b` is the constant. `normalize_messages`, which the loop runs on
 //! the history before each request, is timed beside it.
 
 use std::time::{Duration, Instant};
 
+use agent_core::client::{AnthropicClient, RetryPolicy, Timeouts};
+use agent_core::config::{AuthType, Config};
 use agent_core::messages::{ContentBlock, Message, MessagesRequest};
 use agent_core::normalize::normalize_messages;
 use agent_core::tools::{self, ToolOptions};
@@ -77,6 +80,15 @@ pub fn serialisation(report: &mut Report, scale: Scale) -> Result<(), String> {
     let probe = serde_json::to_vec(&request(history(100), &ws)).map_err(|e| e.to_string())?.len();
     let base = serde_json::to_vec(&request(history(0), &ws)).map_err(|e| e.to_string())?.len();
     let per_pair = (probe - base) / 100;
+    let config = Config {
+        model: "bench".into(),
+        base_url: "http://127.0.0.1:9".into(),
+        api_key: None,
+        auth: AuthType::ApiKey,
+    };
+    let client = AnthropicClient::new(&config, RetryPolicy::default(), Timeouts::default())
+        .map_err(|e| e.to_string())?
+        .with_streaming(false);
 
     let mut points: Vec<(f64, f64)> = Vec::new();
     for &mib in scale.history_mib {
@@ -85,6 +97,10 @@ pub fn serialisation(report: &mut Report, scale: Scale) -> Result<(), String> {
         let bytes = serde_json::to_vec(&req).map_err(|e| e.to_string())?.len();
         let reps = (48 / mib).max(3);
         let ser = time(reps, || {
+            client.clear_wire_cache();
+            std::hint::black_box(client.body(std::hint::black_box(&req)).ok());
+        });
+        let plain = time(reps, || {
             std::hint::black_box(serde_json::to_vec(std::hint::black_box(&req)).ok());
         });
         let norm = time(reps, || {
@@ -105,6 +121,11 @@ pub fn serialisation(report: &mut Report, scale: Scale) -> Result<(), String> {
             &format!("  serialise cost per byte at {mib} MiB"),
             ns_per_byte,
             NS_PER_BYTE_BOUND,
+            "ns/B",
+        );
+        report.info(
+            "  plain serde_json::to_vec of the request",
+            plain.as_secs_f64() * 1e9 / bytes as f64,
             "ns/B",
         );
         report.info(

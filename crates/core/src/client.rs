@@ -266,10 +266,19 @@ impl AnthropicClient {
             }
         }
         let messages: Vec<&RawValue> = fresh.iter().map(|(_, json)| json.as_ref()).collect();
-        let body = serde_json::to_vec(&WireRequest::new(request, &messages, self.stream.then_some(true)))
+        // Sized up front: growing a multi-megabyte buffer by doubling costs more than writing it.
+        let size = messages.iter().map(|m| m.get().len() + 1).sum::<usize>() + 4096;
+        let mut body = Vec::with_capacity(size);
+        serde_json::to_writer(&mut body, &WireRequest::new(request, &messages, self.stream.then_some(true)))
             .map_err(fail)?;
         *cache = fresh;
         Ok(Bytes::from(body))
+    }
+
+    /// Forgets the JSON kept from the last request, so the next [`AnthropicClient::body`] serialises
+    /// every message (after a chapter rewrites its history, or to measure a first request).
+    pub fn clear_wire_cache(&self) {
+        self.wire_cache.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// The URL requests go to: `{base}/v1/messages`.
