@@ -49,3 +49,21 @@ pub use s03::Status;
 
 /// The most items one update may hold, in both flavours (course s03 and s05): `Max 20 todos allowed`.
 pub const MAX_TODOS: usize = 20;
+
+/// The render both flavours share (course s03 and s05): `No todos.` when empty, otherwise one
+/// `MARKER LABEL` line per item, a blank line, and `(DONE/TOTAL completed)`; no trailing newline.
+/// `label` is what follows the marker: `#ID: TEXT` in s03, `CONTENT` in s05.
+fn render_plan(items: impl ExactSizeIterator<Item = (Status, String)>) -> String {
+    let total = items.len();
+    if total == 0 {
+        return "No todos.".to_string();
+    }
+    let mut out = String::new();
+    let mut done = 0;
+    for (status, label) in items {
+        done += usize::from(status == Status::Completed);
+        out.push_str(&format!("{} {label}\n", status.marker()));
+    }
+    out.push_str(&format!("\n({done}/{total} completed)"));
+    out
+}

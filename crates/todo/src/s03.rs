@@ -194,16 +194,7 @@ impl TodoManager {
     /// `No todos.` when empty, otherwise one `[ ] #ID: TEXT` / `[>] #ID: TEXT` / `[x] #ID: TEXT` line per
     /// item, a blank line, and `(DONE/TOTAL completed)`. No trailing newline.
     pub fn render(&self) -> String {
-        if self.items.is_empty() {
-            return "No todos.".to_string();
-        }
-        let mut out = String::new();
-        for item in &self.items {
-            out.push_str(&format!("{} #{}: {}\n", item.status.marker(), item.id, item.text));
-        }
-        let done = self.items.iter().filter(|t| t.status == Status::Completed).count();
-        out.push_str(&format!("\n({done}/{} completed)", self.items.len()));
-        out
+        crate::render_plan(self.items.iter().map(|t| (t.status, format!("#{}: {}", t.id, t.text))))
     }
 }
 

@@ -150,16 +150,7 @@ impl TodoWriteManager {
     /// / `[x] CONTENT` line per item, a blank line, and `(DONE/TOTAL completed)`. No `#id`, no trailing
     /// newline.
     pub fn render(&self) -> String {
-        if self.items.is_empty() {
-            return "No todos.".to_string();
-        }
-        let mut out = String::new();
-        for item in &self.items {
-            out.push_str(&format!("{} {}\n", item.status.marker(), item.content));
-        }
-        let done = self.items.iter().filter(|t| t.status == Status::Completed).count();
-        out.push_str(&format!("\n({done}/{} completed)", self.items.len()));
-        out
+        crate::render_plan(self.items.iter().map(|t| (t.status, t.content.clone())))
     }
 
     /// What the terminal shows after a successful update: `## Current Tasks`, a newline, then
