@@ -2,7 +2,9 @@
 //!
 //! A *round* is one model response that had tool calls. After the round's tools have run the loop calls
 //! [`Nag::after_round`] with whether any call in it was the todo tool; when it returns `true`, the loop
-//! appends [`reminder_block`] as the **last** block of that round's tool-result message.
+//! appends [`REMINDER`] as a text block (the JSON of [`reminder_block`]) **last** in that round's
+//! tool-result message. In the chapters, `todo::agent::NagExtension` does this through
+//! `agent_core`'s `Extension::after_round`, and `agent_loop` places the block after every `tool_result`.
 //!
 //! | rounds without a todo call | 1 | 2 | 3 | 4 | 5 | 6 | 7 | … |
 //! |---|---|---|---|---|---|---|---|---|
@@ -17,7 +19,8 @@ pub const REMINDER: &str = "<reminder>Update your todos.</reminder>";
 /// The rounds without a todo call after which the course reminds.
 pub const DEFAULT_THRESHOLD: u32 = 3;
 
-/// The content block the loop appends: `{"type":"text","text":"<reminder>Update your todos.</reminder>"}`.
+/// The content block the loop appends, as JSON: `{"type":"text","text":"<reminder>Update your todos.</reminder>"}`
+/// (for harnesses that build messages as raw JSON; `agent_loop` builds the same block from [`REMINDER`]).
 pub fn reminder_block() -> Value {
     json!({"type": "text", "text": REMINDER})
 }

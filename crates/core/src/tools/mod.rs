@@ -73,7 +73,8 @@ pub(crate) fn cut_chars(text: &str, max: usize) -> (&str, usize) {
     }
 }
 
-/// Every tool, for tests and chapters that want them all: s02's four then `glob`.
+/// Every built-in tool, in the course's order: s02's four, then `glob` (course §1, §3). For tests and
+/// harnesses that want them all; s05 adds `glob` to `s02` itself so its diff shows the tool.
 pub fn all(ws: &Workspace, opts: &ToolOptions) -> DispatchMap {
     s02(ws, opts).with(glob(ws))
 }
