@@ -13,8 +13,8 @@
 //! Each response's text is printed once, as it arrives: delta by delta when streamed (a spinner on
 //! a terminal's stderr until then), whole when the model does not stream (replay, `--no-stream`).
 
-use crate::client::ApiError;
 use crate::dispatch::{DispatchMap, ToolOutcome};
+use crate::error::ApiError;
 use crate::extension::{CallRecord, Decision, Extension};
 use crate::messages::{ContentBlock, Message, MessagesRequest, MessagesResponse, StopReason};
 use crate::model::Model;

@@ -7,7 +7,8 @@
 //! | [`messages`] | content blocks, requests, responses | Messages API |
 //! | [`normalize`] | `normalize_messages` | course §1 |
 //! | [`config`] | `.env` and environment variables | course §0 |
-//! | [`client`] | the HTTP client, retries, timeouts and typed errors | Messages API, SDK retry policy |
+//! | [`error`] | `ApiError`, every way a call to the model fails | Messages API, errors |
+//! | [`client`] | the HTTP client, retries, timeouts, the request body as sent | Messages API, SDK retry policy |
 //! | [`sse`] | server-sent-event framing and the streamed-message accumulator | Messages API, streaming |
 //! | [`model`] | the `Model` trait, replay and recording | ours |
 //! | [`dispatch`] | the dispatch map of tools | course s02 |
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod dispatch;
+pub mod error;
 pub mod extension;
 pub mod hooks;
 pub mod messages;

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use crate::client::{AnthropicClient, ApiError, OnText};
+use crate::client::{AnthropicClient, OnText};
+use crate::error::ApiError;
 use crate::messages::{MessagesRequest, MessagesResponse};
 
 /// The future a [`Model`] returns.

@@ -23,7 +23,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::client::ApiError;
+use crate::error::ApiError;
 use crate::messages::{ContentBlock, MessagesResponse, StopReason};
 
 /// The longest SSE line accepted, in bytes (16 MiB); a longer one is a [`ApiError::Decode`].

@@ -1,0 +1,308 @@
+//! The HTTP client for `POST {base}/v1/messages`.
+//!
+//! Source: Messages API ("Messages", "Errors", "Rate limits") and the official SDKs' retry rules:
+//! - headers `x-api-key` (or `Authorization: Bearer`), `anthropic-version: 2023-06-01`,
+//!   `content-type: application/json`;
+//! - a 4xx/5xx body `{"type":"error","error":{"type":…,"message":…}}` becomes [`ApiError::Api`];
+//! - connection errors, timeouts, 408, 409, 429 and 5xx (529 `overloaded_error` included) are retried,
+//!   honouring `x-should-retry` and `retry-after` (0–60 s), otherwise with exponential backoff and
+//!   jitter (see [`RetryPolicy::delay`]).
+//!
+//! TLS is rustls, so no OpenSSL is needed to build.
+//!
+//! | part | what it holds |
+//! |---|---|
+//! | this module | [`AnthropicClient`]: headers, timeouts, one attempt, the stream reader |
+//! | `retry` | [`RetryPolicy`]: what is retried, and the waits |
+//! | `wire` | the request body as sent, and its cache |
+//!
+//! The error type, [`ApiError`], lives in [`crate::error`] and is re-exported here.
+
+mod retry;
+mod wire;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::value::RawValue;
+
+use self::retry::RetryHints;
+pub use self::retry::{RetryPolicy, is_retryable_status};
+use crate::config::{AuthType, Config};
+use crate::error::head;
+pub use crate::error::{ApiError, parse_error};
+use crate::messages::{Message, MessagesRequest, MessagesResponse};
+use crate::sse::{Delta, MessageAccumulator, SseParser, StreamEvent};
+
+/// The `anthropic-version` header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Timeouts of the HTTP client. Both end as clear errors: [`ApiError::Transport`] ("timed out")
+/// for the connect timeout, [`ApiError::IdleTimeout`] for the idle one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Time allowed to open the TCP/TLS connection.
+    pub connect: Duration,
+    /// Longest silence while waiting for the response head, and then between two chunks of its
+    /// body (so a slow but live stream is never cut).
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self { connect: Duration::from_secs(10), idle: Duration::from_secs(300) }
+    }
+}
+
+/// The largest response body read on the JSON path (64 MiB); a larger one is an
+/// [`ApiError::Decode`].
+pub const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// Where streamed text goes as it arrives: each `text_delta`, in order.
+pub type OnText<'a> = &'a mut (dyn FnMut(&str) + Send);
+
+/// The Messages API client: reqwest with rustls, one connection pool per process.
+///
+/// Streams by default (`"stream": true`, see [`crate::sse`]); [`AnthropicClient::with_streaming`]
+/// turns that off for the plain JSON path. Both return the same [`MessagesResponse`].
+pub struct AnthropicClient {
+    http: reqwest::Client,
+    url: String,
+    retry: RetryPolicy,
+    timeouts: Timeouts,
+    stream: bool,
+    /// Where retry notices go (stderr in the binaries; a buffer in tests).
+    notify: Box<dyn Fn(&str) + Send + Sync>,
+    /// The previous request's messages with their JSON, reused by [`AnthropicClient::body`].
+    wire_cache: std::sync::Mutex<Vec<(Message, Box<RawValue>)>>,
+}
+
+impl AnthropicClient {
+    /// A streaming client for `config`, with the given retry policy and timeouts. Retry notices
+    /// are printed on stderr.
+    ///
+    /// # Errors
+    /// [`ApiError::Transport`] when the key holds characters a header cannot carry, or the TLS
+    /// backend cannot start.
+    pub fn new(config: &Config, retry: RetryPolicy, timeouts: Timeouts) -> Result<Self, ApiError> {
+        let mut headers = HeaderMap::new();
+        headers.insert("anthropic-version", HeaderValue::from_static(ANTHROPIC_VERSION));
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+        if let Some(key) = &config.api_key {
+            let (name, value) = match config.auth {
+                AuthType::ApiKey => ("x-api-key", key.clone()),
+                AuthType::Bearer => ("authorization", format!("Bearer {key}")),
+            };
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                ApiError::Transport("the API key contains characters not allowed in a header".into())
+            })?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        // The idle timeout is applied by hand, per chunk (see `next_chunk`), so that it ends as
+        // the clear ApiError::IdleTimeout rather than a generic transport error.
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .connect_timeout(timeouts.connect)
+            .build()
+            .map_err(|e| ApiError::Transport(e.to_string()))?;
+        Ok(Self {
+            http,
+            url: format!("{}/v1/messages", config.base_url),
+            retry,
+            timeouts,
+            stream: true,
+            notify: Box::new(|line| eprintln!("{line}")),
+            wire_cache: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Sends retry notices to `notify` instead of stderr.
+    pub fn with_notifier(mut self, notify: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.notify = Box::new(notify);
+        self
+    }
+
+    /// Streams responses (`true`, the default) or asks for one JSON body (`false`, `--no-stream`).
+    pub fn with_streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// Whether requests ask for a stream.
+    pub fn streaming(&self) -> bool {
+        self.stream
+    }
+    /// The URL requests go to: `{base}/v1/messages`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// One `POST /v1/messages`, retried per the [`RetryPolicy`]. When streaming, each text delta
+    /// is passed to `on_text` as it arrives; the JSON path never calls it.
+    ///
+    /// An attempt that failed before any text reached `on_text` is retried when the error is
+    /// retryable (a dropped stream included); once text was shown, the error is returned as
+    /// [`ApiError::AfterOutput`] and never retried. Each wait is announced through the notifier:
+    /// what failed, which retry, how long.
+    ///
+    /// # Errors
+    /// The last [`ApiError`] once retries are exhausted or the error is not retryable.
+    pub async fn create(
+        &self,
+        request: &MessagesRequest,
+        on_text: OnText<'_>,
+    ) -> Result<MessagesResponse, ApiError> {
+        // Serialised once and reused by every retry.
+        let body = self.body(request)?;
+        let mut retry = 0;
+        loop {
+            let mut shown = false;
+            let (result, hints) = {
+                let mut sink = |text: &str| {
+                    if !text.is_empty() {
+                        shown = true;
+                        on_text(text);
+                    }
+                };
+                self.attempt(&body, &mut sink).await
+            };
+            let err = match result {
+                Ok(response) => return Ok(response),
+                Err(err) if shown => return Err(ApiError::AfterOutput(Box::new(err))),
+                Err(err) => err,
+            };
+            let allowed = hints.should_retry.unwrap_or_else(|| err.is_retryable());
+            if !allowed || retry >= self.retry.max_retries {
+                return Err(err);
+            }
+            let wait = self.retry.delay(retry, hints.retry_after, fastrand::f64());
+            (self.notify)(&format!(
+                "{err} — retry {} of {} in {:.1}s",
+                retry + 1,
+                self.retry.max_retries,
+                wait.as_secs_f64()
+            ));
+            tokio::time::sleep(wait).await;
+            retry += 1;
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: &Bytes,
+        on_text: OnText<'_>,
+    ) -> (Result<MessagesResponse, ApiError>, RetryHints) {
+        let send = self.http.post(&self.url).body(body.clone()).send();
+        let response = match tokio::time::timeout(self.timeouts.idle, send).await {
+            Err(_) => return (Err(ApiError::IdleTimeout(self.timeouts.idle)), RetryHints::default()),
+            Ok(Err(e)) => return (Err(ApiError::Transport(describe(&e))), RetryHints::default()),
+            Ok(Ok(r)) => r,
+        };
+        let status = response.status().as_u16();
+        let hints = RetryHints::from_headers(response.headers());
+        let request_id =
+            response.headers().get("request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let is_sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+        let mut body = response.bytes_stream();
+        if (200..300).contains(&status) && is_sse {
+            return (self.read_stream(&mut body, on_text, request_id).await, hints);
+        }
+        // The JSON path; also a server that ignored `"stream": true`.
+        let mut bytes = Vec::new();
+        loop {
+            match self.next_chunk(&mut body).await {
+                Ok(Some(chunk)) if bytes.len() + chunk.len() > MAX_BODY => {
+                    let e = format!("the response body is larger than {MAX_BODY} bytes");
+                    return (Err(ApiError::Decode(e)), hints);
+                }
+                Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+                Ok(None) => break,
+                Err(e) => return (Err(e), hints),
+            }
+        }
+        if (200..300).contains(&status) {
+            let parsed = serde_json::from_slice::<MessagesResponse>(&bytes)
+                .map_err(|e| ApiError::Decode(format!("{e}; body starts {:?}", head(&bytes))));
+            return (parsed, hints);
+        }
+        (Err(parse_error(status, &bytes, request_id)), hints)
+    }
+
+    /// Reads an SSE body until `message_stop`, passing text deltas to `on_text`.
+    async fn read_stream(
+        &self,
+        body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
+        on_text: OnText<'_>,
+        request_id: Option<String>,
+    ) -> Result<MessagesResponse, ApiError> {
+        let mut parser = SseParser::new();
+        let mut message = MessageAccumulator::new();
+        let with_id = |e: ApiError| match e {
+            ApiError::Stream { error_type, message, .. } => {
+                ApiError::Stream { error_type, message, request_id: request_id.clone() }
+            }
+            other => other,
+        };
+        while let Some(chunk) = self.next_chunk(body).await? {
+            for frame in parser.push(&chunk)? {
+                let event = StreamEvent::from_frame(&frame)?;
+                let text = match &event {
+                    StreamEvent::ContentBlockDelta { delta: Delta::Text(t), .. } => Some(t.clone()),
+                    _ => None,
+                };
+                message.apply(event).map_err(with_id)?;
+                if let Some(text) = text {
+                    on_text(&text);
+                }
+                if message.is_done() {
+                    return message.finish();
+                }
+            }
+        }
+        if parser.has_partial() {
+            return Err(ApiError::Incomplete("the stream ended in the middle of an event".into()));
+        }
+        message.finish()
+    }
+
+    /// The next body chunk, `None` at the end; no byte for [`Timeouts::idle`] is an
+    /// [`ApiError::IdleTimeout`].
+    async fn next_chunk(
+        &self,
+        body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
+    ) -> Result<Option<Bytes>, ApiError> {
+        match tokio::time::timeout(self.timeouts.idle, body.next()).await {
+            Err(_) => Err(ApiError::IdleTimeout(self.timeouts.idle)),
+            Ok(None) => Ok(None),
+            Ok(Some(Ok(chunk))) => Ok(Some(chunk)),
+            // The head arrived, so the endpoint was reached: the answer itself was cut.
+            Ok(Some(Err(e))) => Err(ApiError::Incomplete(describe(&e))),
+        }
+    }
+}
+
+fn describe(e: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    if e.is_timeout() {
+        text.push_str(" (timed out)");
+    }
+    text
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

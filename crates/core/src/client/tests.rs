@@ -1,0 +1,86 @@
+use super::*;
+
+#[test]
+fn backoff_doubles_caps_and_jitters_down_by_at_most_a_quarter() {
+    let p = RetryPolicy::default();
+    assert_eq!(p.delay(0, None, 0.0), Duration::from_millis(500));
+    assert_eq!(p.delay(1, None, 0.0), Duration::from_secs(1));
+    assert_eq!(p.delay(10, None, 0.0), Duration::from_secs(8));
+    assert_eq!(p.delay(0, None, 1.0), Duration::from_millis(375));
+}
+
+#[test]
+fn retry_after_is_honoured_up_to_sixty_seconds() {
+    let p = RetryPolicy::default();
+    assert_eq!(p.delay(0, Some(Duration::from_secs(1)), 0.5), Duration::from_secs(1));
+    assert_eq!(p.delay(0, Some(Duration::from_secs(61)), 0.0), Duration::from_millis(500));
+}
+
+#[test]
+fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_changes() {
+    use crate::config::{AuthType, Config};
+    use crate::messages::{ContentBlock, Message, ToolSpec};
+    let config = Config {
+        model: "m".into(),
+        base_url: "http://127.0.0.1:9".into(),
+        api_key: None,
+        auth: AuthType::ApiKey,
+    };
+    let client = AnthropicClient::new(&config, RetryPolicy::default(), Timeouts::default()).unwrap();
+    let mut request = MessagesRequest {
+        model: "m".into(),
+        max_tokens: 8000,
+        system: "sys".into(),
+        messages: vec![Message::user_text("hi")],
+        tools: vec![ToolSpec {
+            name: "t".into(),
+            description: "d".into(),
+            input_schema: serde_json::json!({}),
+        }],
+        stream: None,
+    };
+    let check = |client: &AnthropicClient, request: &MessagesRequest| {
+        let sent: serde_json::Value = serde_json::from_slice(&client.body(request).unwrap()).unwrap();
+        let expected =
+            serde_json::to_value(MessagesRequest { stream: Some(true), ..request.clone() }).unwrap();
+        assert_eq!(sent, expected);
+    };
+    check(&client, &request);
+    // The history grows: the cached prefix is reused.
+    request.messages.push(Message::assistant_blocks(vec![ContentBlock::text("yo")]));
+    request.messages.push(Message::user_text("more"));
+    check(&client, &request);
+    // A message in the middle changes (a merge or a repair): everything after it is redone.
+    request.messages[1] = Message::assistant_blocks(vec![ContentBlock::text("changed")]);
+    check(&client, &request);
+    // A shorter history and no system prompt or tools.
+    request.messages.truncate(1);
+    request.system.clear();
+    request.tools.clear();
+    check(&client, &request);
+    let plain = client.with_streaming(false);
+    let sent: serde_json::Value = serde_json::from_slice(&plain.body(&request).unwrap()).unwrap();
+    assert_eq!(sent, serde_json::to_value(&request).unwrap());
+}
+
+#[test]
+fn retryable_statuses_follow_the_sdk_policy() {
+    for s in [408, 409, 429, 500, 502, 503, 529] {
+        assert!(is_retryable_status(s), "{s}");
+    }
+    for s in [400, 401, 402, 403, 404, 413] {
+        assert!(!is_retryable_status(s), "{s}");
+    }
+}
+
+#[test]
+fn api_error_json_is_parsed_and_other_bodies_are_kept() {
+    let e = parse_error(
+        401,
+        br#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        Some("req_1".into()),
+    );
+    assert_eq!(e.to_string(), "API error 401 authentication_error: invalid x-api-key");
+    let e = parse_error(502, b"<html>bad gateway</html>", None);
+    assert_eq!(e.to_string(), "HTTP 502 from the endpoint: <html>bad gateway</html>");
+}

@@ -1,0 +1,92 @@
+//! The model's error type: every way a call to the model can fail.
+//!
+//! Source: Messages API ("Errors"; "Streaming Messages — error events"). The HTTP client
+//! ([`crate::client`]), the SSE layer ([`crate::sse`]) and the replay model ([`crate::model`]) all
+//! return an [`ApiError`]; it lives here, on its own, so that none of them imports another for it.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A failed call to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    /// The API answered 4xx/5xx with its error JSON.
+    #[error("API error {status} {error_type}: {message}")]
+    Api {
+        /// HTTP status, such as 401 or 529.
+        status: u16,
+        /// The API's `error.type`, such as `authentication_error` or `overloaded_error`.
+        error_type: String,
+        /// The API's `error.message`.
+        message: String,
+        /// The `request-id` header, when present.
+        request_id: Option<String>,
+    },
+    /// The server answered 4xx/5xx without the API's error JSON (a proxy page, say).
+    #[error("HTTP {status} from the endpoint: {body}")]
+    Http {
+        /// HTTP status.
+        status: u16,
+        /// The start of the body, for diagnosis.
+        body: String,
+    },
+    /// The request never got an answer: connection refused, DNS, TLS, timeout.
+    #[error("could not reach the endpoint: {0}")]
+    Transport(String),
+    /// The server answered 200 with something that is not a Messages API response.
+    #[error("the endpoint's answer is not a Messages API response: {0}")]
+    Decode(String),
+    /// A replay file ran out, or does not parse.
+    #[error("replay: {0}")]
+    Replay(String),
+    /// An `error` event inside a stream that had answered HTTP 200 (Messages API, "Streaming
+    /// Messages — error events"), such as `overloaded_error`.
+    #[error("API error in the stream, {error_type}: {message}")]
+    Stream {
+        /// The event's `error.type`, such as `overloaded_error`.
+        error_type: String,
+        /// The event's `error.message`.
+        message: String,
+        /// The `request-id` header of the response, when present.
+        request_id: Option<String>,
+    },
+    /// The answer was cut: the connection broke while its body was read, or a stream ended
+    /// before `message_stop`. The message is incomplete, so none of it is used.
+    #[error("the response stream was cut off: {0}")]
+    Incomplete(String),
+    /// The endpoint sent no byte for this long (`--idle-timeout`), waiting for the response
+    /// head or for the next chunk of its body.
+    #[error("no data from the endpoint for {} s (idle timeout)", .0.as_secs_f64())]
+    IdleTimeout(Duration),
+    /// The attempt failed after part of its answer was already shown, so it was not retried (a
+    /// retry would show and store the text twice). The partial answer is not kept in the history.
+    #[error("{0} (after part of the answer was shown; not retried, and the partial answer was not kept)")]
+    AfterOutput(Box<ApiError>),
+}
+
+/// Turns a 4xx/5xx body into [`ApiError::Api`] when it is the API's error JSON, else
+/// [`ApiError::Http`].
+pub fn parse_error(status: u16, body: &[u8], request_id: Option<String>) -> ApiError {
+    let json: Option<Value> = serde_json::from_slice(body).ok();
+    let error = json.as_ref().and_then(|v| v.get("error"));
+    match error {
+        Some(e) => ApiError::Api {
+            status,
+            error_type: e.get("type").and_then(Value::as_str).unwrap_or("error").to_owned(),
+            message: e.get("message").and_then(Value::as_str).unwrap_or("(no message)").to_owned(),
+            request_id,
+        },
+        None => ApiError::Http { status, body: head(body) },
+    }
+}
+
+/// The first 200 characters of a body, for an error message (`…` when cut).
+pub(crate) fn head(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut s: String = text.chars().take(200).collect();
+    if text.chars().count() > 200 {
+        s.push('…');
+    }
+    s
+}
