@@ -18,8 +18,9 @@
 //!
 //! Key insight: todo_write adds no ability to act. It adds the ability to plan.
 
+use agent_core::approve::{Approver, FixedApprover, TerminalApprover};
 use agent_core::cli::{self, Chapter, CommonArgs, Demo, ENV_HELP, Harness};
-use agent_core::hooks::{Approver, FixedApprover, TerminalApprover, course_hooks};
+use agent_core::hooks::course_hooks;
 use agent_core::tools;
 use clap::Parser;
 use todo::agent::{NagExtension, todo_write_tool};

@@ -47,6 +47,8 @@ pub struct Agent {
     pub max_stop_continuations: u32,
     /// Print the turn's token usage on stderr when it ends (`--usage`).
     pub show_usage: bool,
+    /// Requests and tokens of the current turn; [`Agent::run_turn`] resets it.
+    stats: TurnStats,
 }
 
 /// What one turn tracks across its rounds (ours, issue 5).
@@ -84,6 +86,7 @@ impl Agent {
             ui: Ui::detect(),
             max_stop_continuations: MAX_STOP_CONTINUATIONS,
             show_usage: false,
+            stats: TurnStats::default(),
         }
     }
 
@@ -104,8 +107,9 @@ impl Agent {
             }
         }
         history.push(Message::user_text(prompt));
-        let mut stats = TurnStats::default();
-        let result = self.run_rounds(history, &mut stats).await;
+        self.stats = TurnStats::default();
+        let result = self.agent_loop(history).await;
+        let stats = &self.stats;
         if self.show_usage && stats.requests > 0 {
             self.ui.notice(&format!(
                 "[usage] {} request(s): {} input tokens, {} output tokens",
@@ -128,21 +132,8 @@ impl Agent {
         }
     }
 
-    /// The agent loop (course §0): call the model, run its tools, feed the results back, until a
-    /// response asks for no tool. Returns that last response.
-    ///
-    /// # Errors
-    /// The model's [`ApiError`]; what was appended to `history` before it stays.
-    pub async fn agent_loop(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
-        self.run_rounds(history, &mut TurnStats::default()).await
-    }
-
     /// One model call: a spinner until the first text, text deltas printed as they stream in.
-    async fn call_model(
-        &self,
-        history: &[Message],
-        stats: &mut TurnStats,
-    ) -> Result<MessagesResponse, ApiError> {
+    async fn call_model(&mut self, history: &[Message]) -> Result<MessagesResponse, ApiError> {
         let request = self.request(history);
         let mut spinner = Some(self.ui.spinner("waiting for the model…"));
         let (mut streamed, mut at_line_start) = (false, true);
@@ -165,20 +156,22 @@ impl Agent {
             // arrives, so every mode prints the same thing in the same order.
             self.ui.answer(&response.text());
         }
-        stats.requests += 1;
-        stats.input_tokens += response.usage.input_tokens;
-        stats.output_tokens += response.usage.output_tokens;
+        self.stats.requests += 1;
+        self.stats.input_tokens += response.usage.input_tokens;
+        self.stats.output_tokens += response.usage.output_tokens;
         Ok(response)
     }
 
-    async fn run_rounds(
-        &mut self,
-        history: &mut Vec<Message>,
-        stats: &mut TurnStats,
-    ) -> Result<MessagesResponse, ApiError> {
+    /// The agent loop (course §0): call the model, run its tools, feed the results back, until a
+    /// response asks for no tool. Returns that last response. [`Agent::run_turn`] wraps it with
+    /// the prompt; a caller with a history of its own (a subagent, say) calls it directly.
+    ///
+    /// # Errors
+    /// The model's [`ApiError`]; what was appended to `history` before it stays.
+    pub async fn agent_loop(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
         let mut continuations = 0;
         loop {
-            let response = self.call_model(history, stats).await?;
+            let response = self.call_model(history).await?;
             history.push(Message::assistant_blocks(response.content.clone()));
 
             let calls: Vec<_> = response.tool_uses().cloned().collect();

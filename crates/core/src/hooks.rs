@@ -26,13 +26,12 @@
 //! | `Stop` | sent as a user message; the model is called again | reported; no continuation |
 
 use std::fmt;
-use std::io::{IsTerminal, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
+use crate::approve::Approver;
 use crate::dispatch::ToolOutcome;
 use crate::extension::{Decision, Extension};
 use crate::messages::{MessagesResponse, ToolUseBlock};
@@ -289,102 +288,6 @@ impl Extension for HookRegistry {
                 None
             }
         }
-    }
-}
-
-// ─────────────────────────────────────────────────────────────────────────────────────────────
-// Asking the user
-// ─────────────────────────────────────────────────────────────────────────────────────────────
-
-/// Answers the permission hook's `Allow? [y/N]`.
-pub trait Approver: Send {
-    /// Asks `question` (such as `Destructive command (deletes files with 'rm'): rm x`); `true`
-    /// allows the call.
-    fn ask(&mut self, question: &str) -> bool;
-}
-
-/// Asks on the terminal: prints `QUESTION Allow? [y/N] ` on stderr and reads one line from
-/// `/dev/tty`. Only `y` or `yes` (any case, trimmed) allows. With no terminal (stdin or stderr
-/// redirected, no `/dev/tty`, a read error) the answer is no, so a scripted run never hangs.
-/// Ctrl-C while it waits answers no at once; the same signal then cancels the turn.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TerminalApprover;
-
-impl Approver for TerminalApprover {
-    fn ask(&mut self, question: &str) -> bool {
-        let mut stderr = std::io::stderr();
-        if !std::io::stdin().is_terminal() || !stderr.is_terminal() {
-            // Say so: a refusal nobody typed must not look like the user's answer.
-            let _ = writeln!(stderr, "{question} Allow? [y/N] no (no terminal to ask; pass --yes to allow)");
-            return false;
-        }
-        if write!(stderr, "{question} Allow? [y/N] ").and_then(|()| stderr.flush()).is_err() {
-            return false;
-        }
-        let Ok(tty) = std::fs::File::open("/dev/tty") else { return false };
-        // The read blocks the turn, so the REPL's Ctrl-C handler cannot run until it returns:
-        // watch for SIGINT here too and give up the read when it comes.
-        let interrupted = Arc::new(AtomicBool::new(false));
-        let registration = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted));
-        let answer = read_tty_line(&tty, &interrupted);
-        if let Ok(id) = registration {
-            signal_hook::low_level::unregister(id);
-        }
-        match answer {
-            Some(line) => is_yes(&line),
-            None => {
-                let _ = writeln!(stderr);
-                false
-            }
-        }
-    }
-}
-
-/// One line from the terminal, or `None` when `stop` is set (Ctrl-C) or the terminal fails.
-/// Polls every 100 ms so that a signal is noticed even when the read would restart.
-fn read_tty_line(tty: &std::fs::File, stop: &AtomicBool) -> Option<String> {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use std::io::Read;
-    use std::os::fd::AsFd;
-    let mut line = Vec::new();
-    loop {
-        if stop.load(Ordering::SeqCst) {
-            return None;
-        }
-        let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(100u16)) {
-            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
-            Ok(_) => {}
-            Err(_) => return None,
-        }
-        let mut buf = [0u8; 256];
-        match (&*tty).read(&mut buf) {
-            Ok(0) => return Some(String::from_utf8_lossy(&line).into_owned()),
-            Ok(n) => {
-                line.extend_from_slice(&buf[..n]);
-                if line.contains(&b'\n') {
-                    return Some(String::from_utf8_lossy(&line).into_owned());
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        }
-    }
-}
-
-/// `true` for `y` or `yes`, any case, surrounding blanks ignored.
-pub fn is_yes(answer: &str) -> bool {
-    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-}
-
-/// Always gives the same answer: `FixedApprover(true)` for `--yes`, `FixedApprover(false)` for
-/// `--no` and tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FixedApprover(pub bool);
-
-impl Approver for FixedApprover {
-    fn ask(&mut self, _question: &str) -> bool {
-        self.0
     }
 }
 

@@ -18,12 +18,14 @@
 //! | [`agent`] | `agent_loop` and one user turn | course §0 |
 //! | [`permission`] | the deny list and destructive-command detection | course s04/s05 |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
+//! | [`approve`] | asking the user `Allow? [y/N]` on the terminal | course s04/s05 |
 //! | [`ui`] | what the terminal shows | course §0 |
 //! | [`cli`] | flags, REPL, `-p`, `--demo` | course §0 |
 
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod approve;
 pub mod cli;
 pub mod client;
 pub mod config;

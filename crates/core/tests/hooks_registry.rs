@@ -3,11 +3,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use agent_core::approve::{Approver, FixedApprover, is_yes};
 use agent_core::dispatch::ToolOutcome;
 use agent_core::extension::{Decision, Extension};
 use agent_core::hooks::{
-    Approver, FixedApprover, HookContext, HookError, HookEvent, HookOutcome, HookRegistry, Printer,
-    course_hooks, is_yes, log_args,
+    HookContext, HookError, HookEvent, HookOutcome, HookRegistry, Printer, course_hooks, log_args,
 };
 use agent_core::messages::{MessagesResponse, ToolUseBlock};
 use serde_json::{Map, Value, json};
