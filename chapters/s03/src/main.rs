@@ -60,6 +60,6 @@ fn main() -> std::process::ExitCode {
             setup.workdir()
         ),
         tools: tools::s02(&setup.workspace, &setup.tool_options).with(todo_tool(setup.ui)),
-        extensions: vec![Box::new(NagExtension::new(Nag::s03(), todo::s03::TODO_TOOL_NAME))],
+        extensions: vec![Box::new(NagExtension::new(Nag::s03(), todo::todo::TODO_TOOL_NAME))],
     })
 }

@@ -70,7 +70,7 @@ fn main() -> std::process::ExitCode {
             .with(todo_write_tool(setup.ui)),
         extensions: vec![
             Box::new(course_hooks(setup.printer(), approver, setup.inside_workspace(), setup.workdir())),
-            Box::new(NagExtension::new(Nag::s05(), todo::s05::TODO_WRITE_TOOL_NAME)),
+            Box::new(NagExtension::new(Nag::s05(), todo::todo_write::TODO_WRITE_TOOL_NAME)),
         ],
     })
 }

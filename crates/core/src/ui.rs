@@ -6,11 +6,16 @@
 
 use std::io::{IsTerminal, Write};
 
-const CYAN: &str = "\x1b[36m";
-const YELLOW: &str = "\x1b[33m";
-const GREEN: &str = "\x1b[32m";
-const RED: &str = "\x1b[31m";
-const DIM: &str = "\x1b[2m";
+/// ANSI cyan (the REPL prompt).
+pub const CYAN: &str = "\x1b[36m";
+/// ANSI yellow (a tool header).
+pub const YELLOW: &str = "\x1b[33m";
+/// ANSI green.
+pub const GREEN: &str = "\x1b[32m";
+/// ANSI red (errors).
+pub const RED: &str = "\x1b[31m";
+/// ANSI dim (notices).
+pub const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
 /// How many characters of a tool's output the terminal shows (course §1).
@@ -83,30 +88,6 @@ impl Ui {
     pub fn error(&self, text: &str) {
         err(&format!("{}\n", paint(self.color_err, RED, text)));
     }
-
-    /// A todo list render with coloured markers on a terminal: `[x]` green, `[>]` yellow;
-    /// the same text, uncoloured, when piped.
-    pub fn todo_list(&self, title: Option<&str>, render: &str) {
-        let mut text = String::new();
-        if let Some(t) = title {
-            text.push_str(t);
-            text.push('\n');
-        }
-        for line in render.lines() {
-            let painted = if let Some(rest) = line.strip_prefix("[x]") {
-                format!("{}{rest}", paint(self.color_out, GREEN, "[x]"))
-            } else if let Some(rest) = line.strip_prefix("[>]") {
-                format!("{}{rest}", paint(self.color_out, YELLOW, "[>]"))
-            } else if line.starts_with('(') {
-                paint(self.color_out, DIM, line)
-            } else {
-                line.to_owned()
-            };
-            text.push_str(&painted);
-            text.push('\n');
-        }
-        out(&text);
-    }
 }
 
 /// A spinner on stderr while the model has not answered yet (issue 5). It is drawn only when
@@ -169,7 +150,8 @@ pub fn clear_err_line() {
     }
 }
 
-fn paint(on: bool, color: &str, text: &str) -> String {
+/// `text` in `color` (one of the constants above) when `on`, else `text` as it is.
+pub fn paint(on: bool, color: &str, text: &str) -> String {
     if on { format!("{color}{text}{RESET}") } else { text.to_owned() }
 }
 

@@ -2,7 +2,7 @@
 //! the dispatch map, and the nag as a loop [`Extension`].
 //!
 //! Source: course s03 (`TOOL_HANDLERS["todo"]`, `rounds_since_todo`) and s05 (`todo_write`, reset
-//! after remind). The managers and the counter are pure logic in [`crate::s03`], [`crate::s05`] and
+//! after remind). The managers and the counter are pure logic in [`crate::todo`], [`crate::todo_write`] and
 //! [`crate::nag`]; this module only wires them.
 
 use std::sync::{Arc, Mutex};
@@ -10,21 +10,22 @@ use std::sync::{Arc, Mutex};
 use agent_core::dispatch::{FnTool, Tool, ToolError};
 use agent_core::extension::{CallRecord, Extension};
 use agent_core::messages::ToolSpec;
-use agent_core::ui::Ui;
+use agent_core::ui::{self, DIM, GREEN, Ui, YELLOW, paint};
 use serde_json::Value;
 
+use crate::Status;
 use crate::nag::{Nag, REMINDER};
-use crate::s03::{self, TodoManager};
-use crate::s05::{self, TodoWriteManager};
+use crate::todo::{self, TodoManager};
+use crate::todo_write::{self, TodoWriteManager};
 
 /// The s03 `todo` tool: input `{"items": [{id, text, status}, …]}`, output the render or
 /// `Error: <message>`. Each successful update is also shown on the terminal (coloured markers on a
 /// terminal, plain text when piped).
 pub fn todo_tool(ui: Ui) -> impl Tool {
     let spec = ToolSpec {
-        name: s03::TODO_TOOL_NAME.to_owned(),
-        description: s03::TODO_TOOL_DESCRIPTION.to_owned(),
-        input_schema: s03::todo_tool_schema(),
+        name: todo::TODO_TOOL_NAME.to_owned(),
+        description: todo::TODO_TOOL_DESCRIPTION.to_owned(),
+        input_schema: todo::todo_tool_schema(),
     };
     plan_tool(spec, "items", None, ui, TodoManager::new(), TodoManager::update)
 }
@@ -34,14 +35,14 @@ pub fn todo_tool(ui: Ui) -> impl Tool {
 /// error. A successful update is shown under `## Current Tasks`.
 pub fn todo_write_tool(ui: Ui) -> impl Tool {
     let spec = ToolSpec {
-        name: s05::TODO_WRITE_TOOL_NAME.to_owned(),
-        description: s05::TODO_WRITE_DESCRIPTION.to_owned(),
-        input_schema: s05::todo_write_schema(),
+        name: todo_write::TODO_WRITE_TOOL_NAME.to_owned(),
+        description: todo_write::TODO_WRITE_DESCRIPTION.to_owned(),
+        input_schema: todo_write::todo_write_schema(),
     };
     plan_tool(
         spec,
         "todos",
-        Some(s05::DISPLAY_HEADING),
+        Some(todo_write::DISPLAY_HEADING),
         ui,
         TodoWriteManager::new(),
         TodoWriteManager::update,
@@ -70,11 +71,34 @@ where
                 .ok_or_else(|| ToolError::InvalidInput(format!("missing field `{field}`")))?;
             let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
             let render = update(&mut manager, value).map_err(ToolError::failed)?;
-            ui.todo_list(title, &render);
+            show_plan(&ui, title, &render);
             Ok(render)
         })
     })
     .displaying_output()
+}
+
+/// Shows a plan's render on stdout, under `title` when given: on a terminal the `[x]` marker is
+/// green, `[>]` yellow and the `(DONE/TOTAL completed)` line dim; piped, the same text uncoloured.
+fn show_plan(ui: &Ui, title: Option<&str>, render: &str) {
+    let color = ui.color_out;
+    let mut text = String::new();
+    if let Some(t) = title {
+        text.push_str(t);
+        text.push('\n');
+    }
+    for line in render.lines() {
+        let painted = [(Status::Completed, GREEN), (Status::InProgress, YELLOW)]
+            .into_iter()
+            .find_map(|(status, colour)| {
+                let marker = status.marker();
+                line.strip_prefix(marker).map(|rest| format!("{}{rest}", paint(color, colour, marker)))
+            })
+            .unwrap_or_else(|| if line.starts_with('(') { paint(color, DIM, line) } else { line.to_owned() });
+        text.push_str(&painted);
+        text.push('\n');
+    }
+    ui::out(&text);
 }
 
 /// The nag as a loop extension: after each round, counts rounds without a call to `tool` and

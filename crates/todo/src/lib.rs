@@ -12,14 +12,14 @@
 //!
 //! | module | course chapter | what it holds |
 //! |---|---|---|
-//! | [`s03`] | s03 — TodoWrite | the `todo` tool: items `{id, text, status}`, render with `#id` |
-//! | [`s05`] | s05 — todo_write | the `todo_write` tool: items `{content, status}`, string input |
+//! | [`todo`] | s03 — TodoWrite | the `todo` tool: items `{id, text, status}`, render with `#id` |
+//! | [`todo_write`] | s05 — todo_write | the `todo_write` tool: items `{content, status}`, string input |
 //! | [`pyliteral`] | s05 (course #340) | a safe parser for Python-literal strings; evaluates nothing |
 //! | [`nag`] | s03 and s05 | the rounds-since-todo counter and its two reset policies |
 //!
 //! ```
 //! use serde_json::json;
-//! use todo::{nag::Nag, s05::TodoWriteManager};
+//! use todo::{nag::Nag, todo_write::TodoWriteManager};
 //!
 //! let mut plan = TodoWriteManager::new();
 //! // The model may send a Python repr instead of JSON; it is parsed, never evaluated.
@@ -40,12 +40,12 @@
 pub mod agent;
 pub mod nag;
 pub mod pyliteral;
-pub mod s03;
-pub mod s05;
+pub mod todo;
+pub mod todo_write;
 
 mod fields;
 
-pub use s03::Status;
+pub use todo::Status;
 
 /// The most items one update may hold, in both flavours (course s03 and s05): `Max 20 todos allowed`.
 pub const MAX_TODOS: usize = 20;

@@ -4,8 +4,8 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use todo::pyliteral;
-use todo::s03::TodoManager;
-use todo::s05::TodoWriteManager;
+use todo::todo::TodoManager;
+use todo::todo_write::TodoWriteManager;
 
 /// A field value the model might send: absent (`None`), null, blank, a word, a number, or an odd status.
 fn field() -> impl Strategy<Value = Option<Value>> {

@@ -1,8 +1,8 @@
 //! Snapshots of everything a person or the model reads: renders, the terminal display, tool schemas.
 
 use serde_json::json;
-use todo::s03::{TodoManager, todo_tool_schema};
-use todo::s05::{TodoWriteManager, todo_write_schema};
+use todo::todo::{TodoManager, todo_tool_schema};
+use todo::todo_write::{TodoWriteManager, todo_write_schema};
 
 #[test]
 fn s03_render() {

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use todo::pyliteral;
-use todo::s05::TodoWriteManager;
+use todo::todo_write::TodoWriteManager;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else { return };

@@ -1,6 +1,6 @@
 //! The `todo_write` tool of course chapter s05: items `{content, status}`, and tolerant string input.
 //!
-//! Differences from [`crate::s03`]:
+//! Differences from [`crate::todo`]:
 //! - items are `{content, status}` and render without `#id`: `[>] write tests`;
 //! - `todos` may arrive as a JSON array, as a string holding a JSON array, or as a string holding a Python
 //!   literal such as `[{'content': 'x', 'status': 'pending'}]` (course #340). A string is parsed by
@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::MAX_TODOS;
 use crate::fields::text_field;
 use crate::pyliteral::{self, ParseError};
-pub use crate::s03::Status;
+pub use crate::todo::Status;
 
 /// The tool's name in the `tools` list (course s05).
 pub const TODO_WRITE_TOOL_NAME: &str = "todo_write";

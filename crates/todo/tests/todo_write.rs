@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 use todo::Status;
-use todo::s05::{
+use todo::todo_write::{
     TODO_WRITE_DESCRIPTION, TODO_WRITE_TOOL_NAME, TodoWriteError, TodoWriteItem, TodoWriteManager,
 };
 

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use todo::Status;
-use todo::s03::{TODO_TOOL_DESCRIPTION, TODO_TOOL_NAME, TodoError, TodoItem, TodoManager};
+use todo::todo::{TODO_TOOL_DESCRIPTION, TODO_TOOL_NAME, TodoError, TodoItem, TodoManager};
 
 fn item(id: &str, text: &str, status: Status) -> TodoItem {
     TodoItem { id: id.into(), text: text.into(), status }
