@@ -1,0 +1,179 @@
+use super::*;
+use serde_json::json;
+
+fn frames(text: &str) -> Vec<Frame> {
+    parse_all(text.as_bytes()).unwrap()
+}
+
+fn frame(event: &str, data: &str) -> Frame {
+    Frame { event: event.into(), data: data.into() }
+}
+
+#[test]
+fn framing_handles_crlf_cr_comments_and_multi_line_data() {
+    assert_eq!(frames("event: a\r\ndata: 1\r\n\r\n"), vec![frame("a", "1")]);
+    assert_eq!(frames("event: a\rdata: 1\r\r"), vec![frame("a", "1")]);
+    assert_eq!(frames(": hi\nevent: a\n: mid\ndata: x\ndata:y\ndata\n\n"), vec![frame("a", "x\ny\n")]);
+    assert_eq!(frames("data: only\n\n"), vec![frame("message", "only")]);
+    assert_eq!(frames("event: lonely\n\n"), vec![], "no data, no event");
+    assert_eq!(frames("\u{feff}data: bom\n\n"), vec![frame("message", "bom")]);
+    assert_eq!(frames("data:  two spaces\n\n"), vec![frame("message", " two spaces")]);
+}
+
+#[test]
+fn an_unfinished_event_is_not_dispatched() {
+    let mut p = SseParser::new();
+    assert_eq!(p.push(b"event: a\ndata: 1\n").unwrap(), vec![]);
+    assert!(p.has_partial());
+}
+
+#[test]
+fn a_cr_at_a_chunk_end_does_not_double_the_line_ending() {
+    let mut p = SseParser::new();
+    let mut got = p.push(b"data: 1\r").unwrap();
+    got.extend(p.push(b"\n\r").unwrap());
+    got.extend(p.push(b"\n").unwrap());
+    assert_eq!(got, vec![frame("message", "1")]);
+}
+
+#[test]
+fn invalid_utf8_is_a_decode_error() {
+    let err = parse_all(b"data: \xff\n\n").unwrap_err();
+    assert!(matches!(err, ApiError::Decode(_)), "{err}");
+}
+
+fn run(events: &[(&str, Value)]) -> Result<MessagesResponse, ApiError> {
+    let mut acc = MessageAccumulator::new();
+    for (name, data) in events {
+        let ev = StreamEvent::from_frame(&frame(name, &data.to_string()))?;
+        acc.apply(ev)?;
+    }
+    acc.finish()
+}
+
+fn start() -> (&'static str, Value) {
+    (
+        "message_start",
+        json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"x","stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}),
+    )
+}
+
+fn tool_events(fragments: &[&str], stop: &str) -> Vec<(&'static str, Value)> {
+    let mut ev = vec![
+        start(),
+        (
+            "content_block_start",
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"bash","input":{}}}),
+        ),
+    ];
+    for f in fragments {
+        ev.push((
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":f}}),
+        ));
+    }
+    ev.push(("content_block_stop", json!({"type":"content_block_stop","index":0})));
+    ev.push((
+        "message_delta",
+        json!({"type":"message_delta","delta":{"stop_reason":stop,"stop_sequence":null},"usage":{"output_tokens":9}}),
+    ));
+    ev.push(("message_stop", json!({"type":"message_stop"})));
+    ev
+}
+
+#[test]
+fn tool_input_is_assembled_and_parsed_at_block_stop() {
+    let r = run(&tool_events(&["{\"comm", "and\": \"l", "s\"}"], "tool_use")).unwrap();
+    assert_eq!(r.tool_uses().next().unwrap().input, json!({"command": "ls"}));
+    assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
+    assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (5, 9));
+}
+
+#[test]
+fn empty_tool_input_is_an_empty_object() {
+    let r = run(&tool_events(&[""], "tool_use")).unwrap();
+    assert_eq!(r.tool_uses().next().unwrap().input, json!({}));
+}
+
+#[test]
+fn broken_tool_input_is_an_error_unless_the_output_was_cut_by_max_tokens() {
+    let err = run(&tool_events(&["{\"command\": \"tou"], "tool_use")).unwrap_err();
+    assert!(matches!(err, ApiError::Decode(_)), "{err}");
+    let r = run(&tool_events(&["{\"command\": \"tou"], "max_tokens")).unwrap();
+    assert_eq!(r.tool_uses().next().unwrap().input, json!({}));
+}
+
+#[test]
+fn a_stream_without_message_stop_is_incomplete() {
+    let mut events = tool_events(&["{}"], "tool_use");
+    events.pop();
+    assert!(matches!(run(&events), Err(ApiError::Incomplete(_))));
+    assert!(matches!(run(&[]), Err(ApiError::Incomplete(_))));
+}
+
+#[test]
+fn an_error_event_is_typed() {
+    let err = run(&[
+        start(),
+        ("error", json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})),
+    ])
+    .unwrap_err();
+    assert_eq!(
+        err,
+        ApiError::Stream {
+            error_type: "overloaded_error".into(),
+            message: "Overloaded".into(),
+            request_id: None
+        }
+    );
+}
+
+#[test]
+fn events_out_of_order_are_errors_not_panics() {
+    let cases: Vec<Vec<(&str, Value)>> = vec![
+        vec![("content_block_start", json!({"index":0,"content_block":{"type":"text","text":""}}))],
+        vec![start(), ("content_block_delta", json!({"index":3,"delta":{"type":"text_delta","text":"x"}}))],
+        vec![start(), ("content_block_start", json!({"index":2,"content_block":{"type":"text","text":""}}))],
+        vec![start(), ("content_block_stop", json!({"index":0}))],
+        vec![
+            start(),
+            (
+                "content_block_start",
+                json!({"index":0,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}}}),
+            ),
+            ("content_block_delta", json!({"index":0,"delta":{"type":"text_delta","text":"x"}})),
+        ],
+        vec![start(), ("content_block_delta", json!({"index":0}))],
+        vec![start(), start()],
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let err = run(case).unwrap_err();
+        assert!(matches!(err, ApiError::Decode(_)), "case {i}: {err}");
+    }
+    let err = StreamEvent::from_frame(&frame("content_block_delta", "{not json")).unwrap_err();
+    assert!(matches!(err, ApiError::Decode(_)), "{err}");
+}
+
+#[test]
+fn thinking_blocks_are_kept_with_their_signature_and_unknown_events_ignored() {
+    let r = run(&[
+        start(),
+        ("content_block_start", json!({"index":0,"content_block":{"type":"thinking","thinking":""}})),
+        ("content_block_delta", json!({"index":0,"delta":{"type":"thinking_delta","thinking":"hm"}})),
+        ("content_block_delta", json!({"index":0,"delta":{"type":"thinking_delta","thinking":"m"}})),
+        ("content_block_delta", json!({"index":0,"delta":{"type":"signature_delta","signature":"sig"}})),
+        ("content_block_stop", json!({"index":0})),
+        ("future_event", json!({"type":"future_event"})),
+        ("ping", json!({"type":"ping"})),
+        ("content_block_start", json!({"index":1,"content_block":{"type":"text","text":""}})),
+        ("content_block_delta", json!({"index":1,"delta":{"type":"text_delta","text":"hi"}})),
+        ("content_block_stop", json!({"index":1})),
+        ("message_delta", json!({"delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}})),
+        ("message_stop", json!({})),
+    ])
+    .unwrap();
+    assert_eq!(
+        serde_json::to_value(&r.content).unwrap(),
+        json!([{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"text","text":"hi"}])
+    );
+}
