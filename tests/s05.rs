@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use e2e::{MockServer, chapter, reply, result_batches, run_with_stdin, stderr, stdout};
+use e2e::{MockServer, chapter, reply, result_batches, stderr, stdout};
 use serde_json::json;
 
 const REMINDER: &str = "<reminder>Update your todos.</reminder>";
@@ -29,53 +29,6 @@ fn three_glob_rounds_give_three_batches_and_only_the_third_is_reminded() {
             assert_eq!(batch.last().unwrap()["text"], REMINDER, "the reminder comes last");
         }
         assert_eq!(batch[0]["content"], "a.py");
-    }
-}
-
-#[test]
-fn a_deny_list_command_never_runs() {
-    let ws = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![
-        reply::tool_uses(&[("b1", "bash", json!({"command": "touch marker && echo sudo"}))]),
-        reply::text("ok"),
-    ]);
-    let out =
-        chapter("s05", ws.path(), Some(&server.base_url())).args(["--yes", "-p", "go"]).output().unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    assert!(!ws.path().join("marker").exists(), "the blocked command did not run");
-    let batches = result_batches(&server.requests().pop().unwrap().body);
-    assert_eq!(batches[0][0]["content"], "Permission denied by deny list");
-    assert_eq!(batches[0][0]["is_error"], true);
-}
-
-#[test]
-fn a_destructive_command_is_refused_without_a_terminal_and_allowed_with_yes() {
-    for (flags, survives, result) in [
-        (vec![], true, "Permission denied by user"),
-        (vec!["--no"], true, "Permission denied by user"),
-        (vec!["--yes"], false, "(no output)"),
-    ] {
-        let ws = tempfile::tempdir().unwrap();
-        fs::write(ws.path().join("victim.txt"), "x").unwrap();
-        let server = MockServer::start(vec![
-            reply::tool_uses(&[("r1", "bash", json!({"command": "echo hi && rm victim.txt"}))]),
-            reply::text("ok"),
-        ]);
-        let mut cmd = chapter("s05", ws.path(), Some(&server.base_url()));
-        cmd.args(&flags).args(["-p", "clean up"]);
-        let out = run_with_stdin(cmd, "");
-        assert!(out.status.success(), "stderr: {}", stderr(&out));
-        assert_eq!(ws.path().join("victim.txt").exists(), survives, "{flags:?}");
-        let batches = result_batches(&server.requests().pop().unwrap().body);
-        let content = batches[0][0]["content"].as_str().unwrap();
-        assert!(content.starts_with(if survives { result } else { "hi" }), "{flags:?}: {content}");
-        if flags.is_empty() {
-            assert!(
-                stderr(&out).contains("no (no terminal to ask; pass --yes to allow)"),
-                "{}",
-                stderr(&out)
-            );
-        }
     }
 }
 
@@ -140,5 +93,5 @@ fn the_demo_plans_with_todo_write_and_refactors_hello_py() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
-    assert!(!text.contains("Error:") && !text.contains("Permission denied"), "{text}");
+    assert!(!text.contains("Error:"), "{text}");
 }

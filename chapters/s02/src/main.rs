@@ -11,8 +11,8 @@
 //!                     +--- tool_result ---+
 //! ```
 //!
-//! Changes from s01: one `bash` tool becomes a dispatch map of four; file tools are confined to
-//! the workspace; `normalize_messages` repairs a copy of the history before every request.
+//! Changes from s01: the one `bash` tool becomes a dispatch map of four; the file tools are
+//! confined to the workspace.
 //!
 //! Key insight: adding a tool means adding one entry to the dispatch map. The loop never changes.
 

@@ -11,10 +11,9 @@
 //!  no tool_use --> [Stop: summary]
 //! ```
 //!
-//! Changes from s04 (whose todo ancestor is s03's `todo`): `glob` was already there; `todo_write`
-//! (items `{content, status}`, input as a JSON array, a JSON string or a Python-literal string,
-//! parsed without evaluating anything); a SYSTEM prompt that asks for a plan first; the nag,
-//! which now resets after each reminder.
+//! Changes from s04: `todo` becomes `todo_write` (items `{content, status}`, input as a JSON
+//! array, a JSON string or a Python-literal string, parsed without evaluating anything); a SYSTEM
+//! prompt that asks for a plan first; the nag, which now resets after each reminder.
 //!
 //! Key insight: todo_write adds no ability to act. It adds the ability to plan.
 
@@ -26,7 +25,7 @@ use clap::Parser;
 use todo::agent::{NagExtension, todo_write_tool};
 use todo::nag::Nag;
 
-/// s05: hooks and a permission check (s04), glob, and todo_write with safely parsed input.
+/// s05: s04 with todo_write, whose string input is parsed safely, in place of todo.
 #[derive(Parser)]
 #[command(name = "s05", version, after_help = ENV_HELP)]
 struct Cli {

@@ -1,0 +1,64 @@
+//! The course's promise: diff a chapter's `main.rs` against the one before and see one mechanism.
+//! These tests diff the real files (as `diff chapters/sNN/src/main.rs chapters/sMM/src/main.rs`
+//! would) and check what the changed code lines mention. Comment lines (the diagram, the changes
+//! list) are left out: they describe the chapter, they are not its code.
+
+use similar::{ChangeTag, TextDiff};
+
+/// The changed code lines (inserted or deleted, comments excluded) between two chapters' mains.
+fn changed_code(from: &str, to: &str) -> Vec<String> {
+    let read = |chapter: &str| {
+        let path = format!("{}/../chapters/{chapter}/src/main.rs", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    let (old, new) = (read(from), read(to));
+    TextDiff::from_lines(&old, &new)
+        .iter_all_changes()
+        .filter(|c| c.tag() != ChangeTag::Equal)
+        .map(|c| c.value().trim().to_owned())
+        .filter(|line| !line.is_empty() && !line.starts_with("//"))
+        .collect()
+}
+
+/// Asserts that some changed line mentions each of `wanted` and none mentions any of `unwanted`
+/// (both case-insensitive).
+fn assert_mentions(from: &str, to: &str, wanted: &[&str], unwanted: &[&str]) {
+    let lines = changed_code(from, to);
+    let lower: Vec<String> = lines.iter().map(|l| l.to_lowercase()).collect();
+    for w in wanted {
+        assert!(
+            lower.iter().any(|l| l.contains(&w.to_lowercase())),
+            "{from} -> {to} never mentions {w:?}: {lines:#?}"
+        );
+    }
+    for u in unwanted {
+        let hits: Vec<&String> =
+            lines.iter().zip(&lower).filter(|(_, l)| l.contains(&u.to_lowercase())).map(|(l, _)| l).collect();
+        assert!(hits.is_empty(), "{from} -> {to} mentions {u:?}: {hits:#?}");
+    }
+}
+
+#[test]
+fn s01_to_s02_is_the_dispatch_map_alone() {
+    assert_mentions("s01", "s02", &["tools::s02"], &["hook", "approv", "glob", "todo", "nag", "extensions"]);
+}
+
+#[test]
+fn s02_to_s03_is_the_todo_tool_and_its_nag() {
+    assert_mentions("s02", "s03", &["todo_tool", "Nag::s03"], &["hook", "approv", "glob", "todo_write"]);
+}
+
+#[test]
+fn s03_to_s04_adds_hooks_and_glob_and_not_todo_write() {
+    assert_mentions("s03", "s04", &["course_hooks", "approver", "tools::glob"], &["todo_write", "Nag::s05"]);
+}
+
+#[test]
+fn s04_to_s05_is_todo_write_and_no_hook_approval_or_glob_code() {
+    assert_mentions(
+        "s04",
+        "s05",
+        &["todo_write", "Nag::s05"],
+        &["hook", "approv", "glob", "permission", "--yes"],
+    );
+}
