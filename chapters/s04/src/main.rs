@@ -21,8 +21,9 @@
 //! Key insight: the loop stays the same; behaviour is added by registering callbacks, and a hook
 //! that fails blocks what it guards.
 
+use agent_core::approve::{Approver, FixedApprover, TerminalApprover};
 use agent_core::cli::{self, Chapter, CommonArgs, Demo, ENV_HELP, Harness};
-use agent_core::hooks::{Approver, FixedApprover, TerminalApprover, course_hooks};
+use agent_core::hooks::course_hooks;
 use agent_core::tools;
 use clap::Parser;
 use todo::agent::{NagExtension, todo_tool};
@@ -74,7 +75,7 @@ fn main() -> std::process::ExitCode {
             .with(todo_tool(setup.ui)),
         extensions: vec![
             Box::new(course_hooks(setup.printer(), approver, setup.inside_workspace(), setup.workdir())),
-            Box::new(NagExtension::new(Nag::s03(), todo::s03::TODO_TOOL_NAME)),
+            Box::new(NagExtension::new(Nag::s03(), todo::todo::TODO_TOOL_NAME)),
         ],
     })
 }
