@@ -95,3 +95,54 @@ fn the_demo_plans_with_todo_write_and_refactors_hello_py() {
     }
     assert!(!text.contains("Error:"), "{text}");
 }
+
+/// Control characters the terminal must never receive raw: ESC, BEL, C1 CSI and OSC.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars().filter(|c| matches!(c, '\x1b' | '\x07' | '\u{9b}' | '\u{9d}')).collect()
+}
+
+#[test]
+fn escape_sequences_from_the_model_and_tools_reach_the_terminal_only_as_visible_text() {
+    let ws = tempfile::tempdir().unwrap();
+    // Streamed in fragments of 3 characters, so escapes are split across text deltas.
+    let streamed = |content: Vec<serde_json::Value>, stop: &str| {
+        mock_api::Reply::sse(reply::sse_from_message_with(&reply::message(content, stop), 3))
+    };
+    let title = "\x1b]0;pwned\x07";
+    let server = MockServer::start(vec![
+        streamed(
+            vec![
+                reply::text_block(&format!("{title} hi \x1b[2J\u{9b}31m \x1b]52;c;aGk=\x07 \u{202e}txt")),
+                reply::tool_use_block(
+                    "b1",
+                    "bash",
+                    json!({"command": r"printf '\033]0;pwned\007 out \033[2J'"}),
+                ),
+                reply::tool_use_block(
+                    "t1",
+                    "todo_write",
+                    json!({"todos": [{"content": "\x1b[31mred", "status": "pending"}]}),
+                ),
+                reply::tool_use_block("u1", "\x1b[31mnope", json!({"x": "\x1b]0;t\x07"})),
+            ],
+            "tool_use",
+        ),
+        reply::error(400, "invalid_request_error", "bad \x1b]52;c;aGk=\x07 request"),
+    ]);
+    let mut cmd = chapter("s05", ws.path(), Some(&server.base_url()));
+    cmd.args(["-p", "go"]);
+    let out = run_with_stdin(cmd, "");
+    let (o, e) = (stdout(&out), stderr(&out));
+    assert_eq!(raw_controls(&o), [] as [char; 0], "stdout: {o:?}");
+    assert_eq!(raw_controls(&e), [] as [char; 0], "stderr: {e:?}");
+    // What was sent is still shown, as visible escapes.
+    assert!(o.contains(r"\x1b]0;pwned\x07 hi \x1b[2J\u{9b}31m"), "stdout: {o}");
+    assert!(o.contains(r"\u{202e}txt"), "stdout: {o}");
+    assert!(o.contains(r"\x1b]0;pwned\x07 out \x1b[2J"), "the tool preview: {o}");
+    assert!(o.contains(r"\x1b[31mred"), "the todo item: {o}");
+    assert!(o.contains(r"> \x1b[31mnope:"), "the tool name: {o}");
+    assert!(e.contains(r"bad \x1b]52;c;aGk=\x07 request"), "the error line: {e}");
+    // The model still receives the raw text.
+    let batches = result_batches(&server.requests().pop().unwrap().body);
+    assert_eq!(batches[0][0]["content"], "\x1b]0;pwned\x07 out \x1b[2J");
+}

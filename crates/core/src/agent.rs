@@ -137,12 +137,13 @@ impl Agent {
         let request = self.request(history);
         let mut spinner = Some(self.ui.spinner("waiting for the model…"));
         let (mut streamed, mut at_line_start) = (false, true);
+        let ui = self.ui;
         let result = {
             let mut on_text = |text: &str| {
                 spinner = None;
                 streamed = true;
                 at_line_start = text.ends_with('\n');
-                crate::ui::out(text);
+                ui.stream_text(text);
             };
             self.model.create(&request, &mut on_text).await
         };

@@ -277,7 +277,7 @@ fn agent_from(model: Box<dyn Model>, model_id: String, harness: Harness, ui: Ui)
 }
 
 fn config_error(chapter: &Chapter, message: &str) -> ExitCode {
-    eprintln!("{}: {message}", chapter.name);
+    eprintln!("{}: {}", chapter.name, crate::sanitize::sanitize(message));
     ExitCode::from(2)
 }
 
@@ -427,7 +427,7 @@ async fn run_demo(
     let harness = build(&setup);
     let mut agent = agent_from(Box::new(model), "demo-replay".into(), harness, ui);
     let mut history = Vec::new();
-    ui.say(&format!("{}{}", ui.prompt(chapter.name), demo.prompt));
+    crate::ui::out(&format!("{}{}\n", ui.prompt(chapter.name), crate::sanitize::sanitize(demo.prompt)));
     let ok = one_turn(&mut agent, &mut history, demo.prompt).await.is_ok();
     for path in demo.show {
         match std::fs::read_to_string(setup.workspace.root().join(path)) {

@@ -19,6 +19,7 @@
 //! | [`permission`] | the deny list and destructive-command detection | course s04/s05 |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
 //! | [`approve`] | asking the user `Allow? [y/N]` on the terminal | course s04/s05 |
+//! | [`sanitize`] | the one sanitiser for everything untrusted the terminal shows | ours (issue 14) |
 //! | [`ui`] | what the terminal shows | course §0 |
 //! | [`cli`] | flags, REPL, `-p`, `--demo` | course §0 |
 
@@ -37,6 +38,7 @@ pub mod messages;
 pub mod model;
 pub mod normalize;
 pub mod permission;
+pub mod sanitize;
 pub mod sse;
 pub mod tools;
 pub mod ui;

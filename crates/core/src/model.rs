@@ -130,7 +130,8 @@ impl<M: Model> Model for Recording<M> {
             let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
             if let Err(e) = writeln!(file, "{line}").and_then(|()| file.flush()) {
                 // A failed recording must not cost the user the answer.
-                eprintln!("warning: could not append to {}: {e}", self.path.display());
+                let line = format!("warning: could not append to {}: {e}", self.path.display());
+                eprintln!("{}", crate::sanitize::sanitize(&line));
             }
             Ok(response)
         })

@@ -3,8 +3,15 @@
 //! Source: course §0–§1 (`sNN >> ` in cyan; per call `> NAME:` and the first 200 characters of
 //! the output). Colour is used only when the stream is a terminal and `NO_COLOR` is unset, so a
 //! piped run carries no ANSI escapes. Writes never panic: a closed pipe is ignored.
+//!
+//! Every method that shows text from outside (the model, a tool, a hook, the endpoint) passes it
+//! through [`sanitize`] first, so control and bidi characters show as visible escapes and only
+//! this module's own colours reach the terminal raw (issue 14). [`out`] and [`err`] write as they
+//! are: callers pass them only our own text or text they sanitised.
 
 use std::io::{IsTerminal, Write};
+
+use crate::sanitize::sanitize;
 
 /// ANSI cyan (the REPL prompt).
 pub const CYAN: &str = "\x1b[36m";
@@ -50,43 +57,49 @@ impl Ui {
         paint(self.color_out, CYAN, &format!("{name} >> "))
     }
 
-    /// A line on stdout.
+    /// A line on stdout (sanitised).
     pub fn say(&self, text: &str) {
-        out(&format!("{text}\n"));
+        out(&format!("{}\n", sanitize(text)));
     }
 
     /// The line before a tool runs: `> NAME:` (course §1; yellow on a terminal).
     pub fn tool_header(&self, name: &str) {
-        out(&format!("{}\n", paint(self.color_out, YELLOW, &format!("> {name}:"))));
+        out(&format!("{}\n", paint(self.color_out, YELLOW, &format!("> {}:", sanitize(name)))));
     }
 
     /// The first 200 characters of a tool's output, after it ran (course §1).
     pub fn tool_preview(&self, output: &str) {
         let preview: String = output.chars().take(PREVIEW_CHARS).collect();
-        out(&format!("{preview}\n"));
+        out(&format!("{}\n", sanitize(&preview)));
     }
 
     /// Text the harness adds to a round's results (a reminder), shown as `+ TEXT` (dim on a terminal)
     /// so the user sees what the model is told.
     pub fn injected(&self, text: &str) {
-        out(&format!("{}\n", paint(self.color_out, DIM, &format!("+ {text}"))));
+        out(&format!("{}\n", paint(self.color_out, DIM, &format!("+ {}", sanitize(text)))));
+    }
+
+    /// Model text as it streams in, one delta at a time (sanitised per delta: an escape split
+    /// across deltas is still shown, never obeyed; see [`crate::sanitize`]).
+    pub fn stream_text(&self, delta: &str) {
+        out(&sanitize(delta));
     }
 
     /// The model's final answer for a turn.
     pub fn answer(&self, text: &str) {
         if !text.is_empty() {
-            out(&format!("{text}\n"));
+            out(&format!("{}\n", sanitize(text)));
         }
     }
 
     /// A status line on stderr (dim on a terminal).
     pub fn notice(&self, text: &str) {
-        err(&format!("{}\n", paint(self.color_err, DIM, text)));
+        err(&format!("{}\n", paint(self.color_err, DIM, &sanitize(text))));
     }
 
     /// An error line on stderr (red on a terminal).
     pub fn error(&self, text: &str) {
-        err(&format!("{}\n", paint(self.color_err, RED, text)));
+        err(&format!("{}\n", paint(self.color_err, RED, &sanitize(text))));
     }
 }
 

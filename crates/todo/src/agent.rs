@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use agent_core::dispatch::{FnTool, Tool, ToolError};
 use agent_core::extension::{CallRecord, Extension};
 use agent_core::messages::ToolSpec;
+use agent_core::sanitize::sanitize;
 use agent_core::ui::{self, DIM, GREEN, Ui, YELLOW, paint};
 use serde_json::Value;
 
@@ -80,8 +81,10 @@ where
 
 /// Shows a plan's render on stdout, under `title` when given: on a terminal the `[x]` marker is
 /// green, `[>]` yellow and the `(DONE/TOTAL completed)` line dim; piped, the same text uncoloured.
+/// The render holds the model's item texts, so it is sanitised first (`agent_core::sanitize`).
 fn show_plan(ui: &Ui, title: Option<&str>, render: &str) {
     let color = ui.color_out;
+    let render = sanitize(render);
     let mut text = String::new();
     if let Some(t) = title {
         text.push_str(t);

@@ -114,7 +114,7 @@ impl AnthropicClient {
             retry,
             timeouts,
             stream: true,
-            notify: Box::new(|line| eprintln!("{line}")),
+            notify: Box::new(|line| eprintln!("{}", crate::sanitize::sanitize(line))),
             wire_cache: std::sync::Mutex::new(Vec::new()),
         })
     }
