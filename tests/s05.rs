@@ -129,9 +129,7 @@ fn escape_sequences_from_the_model_and_tools_reach_the_terminal_only_as_visible_
         ),
         reply::error(400, "invalid_request_error", "bad \x1b]52;c;aGk=\x07 request"),
     ]);
-    let mut cmd = chapter("s05", ws.path(), Some(&server.base_url()));
-    cmd.args(["-p", "go"]);
-    let out = run_with_stdin(cmd, "");
+    let out = chapter("s05", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
     let (o, e) = (stdout(&out), stderr(&out));
     assert_eq!(raw_controls(&o), [] as [char; 0], "stdout: {o:?}");
     assert_eq!(raw_controls(&e), [] as [char; 0], "stderr: {e:?}");
