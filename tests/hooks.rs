@@ -63,7 +63,7 @@ fn a_destructive_command_is_refused_without_a_terminal_and_allowed_with_yes() {
 }
 
 #[test]
-fn each_demo_shows_a_call_refused_by_the_deny_list_and_what_the_model_got_back() {
+fn each_demo_shows_a_refusal_by_the_deny_list_and_a_scripted_allow_with_what_the_model_got_back() {
     for name in HOOK_CHAPTERS {
         let ws = tempfile::tempdir().unwrap();
         let out = chapter(name, ws.path(), None).arg("--demo").output().unwrap();
@@ -74,5 +74,15 @@ fn each_demo_shows_a_call_refused_by_the_deny_list_and_what_the_model_got_back()
             "{name}:\n{text}"
         );
         assert_eq!(text.matches("Permission denied").count(), 1, "{name}: one refusal:\n{text}");
+        assert!(
+            text.contains(
+                "[HOOK] bash(rm example/hello.py.bak)\n\
+                 [demo] Destructive command (deletes files with 'rm'): rm example/hello.py.bak \
+                 Allow? [y/N] y (answered by the demo's script)\n\
+                 > bash:\n(no output)\n"
+            ),
+            "{name}: the question, the scripted answer, then what the model got back:\n{text}"
+        );
+        assert_eq!(text.matches("Allow? [y/N]").count(), 1, "{name}: one question:\n{text}");
     }
 }

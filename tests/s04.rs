@@ -76,7 +76,7 @@ fn the_demo_plans_with_todo_under_the_hooks_and_refactors_hello_py() {
         "> todo:\n[>] #1: Read example/hello.py",
         &format!("+ {REMINDER}"),
         "(4/4 completed)",
-        "[HOOK] Stop: session used 12 tool calls",
+        "[HOOK] Stop: session used 14 tool calls",
         "def add(a: int, b: int) -> int:",
         "if __name__ == \"__main__\":",
     ] {

@@ -87,7 +87,7 @@ fn the_demo_plans_with_todo_write_and_refactors_hello_py() {
         "## Current Tasks\n[>] Read example/hello.py",
         "+ <reminder>Update your todos.</reminder>",
         "(4/4 completed)",
-        "[HOOK] Stop: session used 12 tool calls",
+        "[HOOK] Stop: session used 14 tool calls",
         "def add(a: int, b: int) -> int:",
         "if __name__ == \"__main__\":",
     ] {

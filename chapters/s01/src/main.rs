@@ -17,21 +17,13 @@
 //! Key insight: an agent is a model plus a loop plus a tool. Everything later adds to the loop;
 //! nothing replaces it.
 
-use agent_core::cli::{self, Chapter, CommonArgs, Demo, ENV_HELP, Harness};
+use agent_core::chapter::{self, Chapter, Demo, Harness};
 use agent_core::dispatch::DispatchMap;
 use agent_core::tools;
-use clap::Parser;
-
-/// s01: an agent loop with one tool, bash.
-#[derive(Parser)]
-#[command(name = "s01", version, after_help = ENV_HELP)]
-struct Cli {
-    #[command(flatten)]
-    common: CommonArgs,
-}
 
 const CHAPTER: Chapter = Chapter {
     name: "s01",
+    about: "s01: an agent loop with one tool, bash.",
     demo: Demo {
         prompt: "Create a file called hello.py that prints \"Hello, World!\"",
         files: &[],
@@ -41,8 +33,7 @@ const CHAPTER: Chapter = Chapter {
 };
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    cli::run(&CHAPTER, &cli.common, |setup| Harness {
+    chapter::main(&CHAPTER, |setup| Harness {
         system: format!(
             "You are a coding agent at {}. Use bash to solve tasks. Act, don't explain.",
             setup.workdir()

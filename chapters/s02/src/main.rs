@@ -16,20 +16,12 @@
 //!
 //! Key insight: adding a tool means adding one entry to the dispatch map. The loop never changes.
 
-use agent_core::cli::{self, Chapter, CommonArgs, Demo, ENV_HELP, Harness};
+use agent_core::chapter::{self, Chapter, Demo, Harness};
 use agent_core::tools;
-use clap::Parser;
-
-/// s02: an agent loop with four tools (bash, read_file, write_file, edit_file).
-#[derive(Parser)]
-#[command(name = "s02", version, after_help = ENV_HELP)]
-struct Cli {
-    #[command(flatten)]
-    common: CommonArgs,
-}
 
 const CHAPTER: Chapter = Chapter {
     name: "s02",
+    about: "s02: an agent loop with four tools (bash, read_file, write_file, edit_file).",
     demo: Demo {
         prompt: "Read the file requirements.txt",
         files: &[("requirements.txt", include_str!("../demo/requirements.txt"))],
@@ -39,8 +31,7 @@ const CHAPTER: Chapter = Chapter {
 };
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    cli::run(&CHAPTER, &cli.common, |setup| Harness {
+    chapter::main(&CHAPTER, |setup| Harness {
         system: format!(
             "You are a coding agent at {}. Use tools to solve tasks. Act, don't explain.",
             setup.workdir()

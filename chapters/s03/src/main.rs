@@ -26,22 +26,13 @@
 //!
 //! Key insight: the agent tracks its own progress, and you can see it.
 
-use agent_core::cli::{self, Chapter, CommonArgs, Demo, ENV_HELP, Harness};
+use agent_core::chapter::{self, Chapter, Demo, Harness};
 use agent_core::tools;
-use clap::Parser;
-use todo::agent::{NagExtension, todo_tool};
-use todo::nag::Nag;
-
-/// s03: s02's four tools plus a todo list the model keeps, and a nag when it forgets it.
-#[derive(Parser)]
-#[command(name = "s03", version, after_help = ENV_HELP)]
-struct Cli {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+use todo::agent::todo_tool;
 
 const CHAPTER: Chapter = Chapter {
     name: "s03",
+    about: "s03: s02's four tools plus a todo list the model keeps, and a nag when it forgets it.",
     demo: Demo {
         prompt: "Refactor the file hello.py: add type hints, docstrings, and a main guard",
         files: &[("hello.py", include_str!("../demo/hello.py"))],
@@ -51,15 +42,17 @@ const CHAPTER: Chapter = Chapter {
 };
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    cli::run(&CHAPTER, &cli.common, |setup| Harness {
-        system: format!(
-            "You are a coding agent at {}.\n\
-             Use the todo tool to plan multi-step tasks. Mark in_progress before starting, completed when done.\n\
-             Prefer tools over prose.",
-            setup.workdir()
-        ),
-        tools: tools::s02(&setup.workspace, &setup.tool_options).with(todo_tool(setup.ui)),
-        extensions: vec![Box::new(NagExtension::new(Nag::s03(), todo::todo::TODO_TOOL_NAME))],
+    chapter::main(&CHAPTER, |setup| {
+        let (todo, nag) = todo_tool(setup.ui);
+        Harness {
+            system: format!(
+                "You are a coding agent at {}.\n\
+                 Use the todo tool to plan multi-step tasks. Mark in_progress before starting, completed when done.\n\
+                 Prefer tools over prose.",
+                setup.workdir()
+            ),
+            tools: tools::s02(&setup.workspace, &setup.tool_options).with(todo),
+            extensions: vec![Box::new(nag)],
+        }
     })
 }

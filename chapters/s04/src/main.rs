@@ -21,35 +21,16 @@
 //! Key insight: the loop stays the same; behaviour is added by registering callbacks, and a hook
 //! that fails blocks what it guards.
 
-use agent_core::approve::{Approver, FixedApprover, TerminalApprover};
-use agent_core::cli::{self, Chapter, CommonArgs, Demo, ENV_HELP, Harness};
-use agent_core::hooks::course_hooks;
+use agent_core::chapter::{self, ApprovalArgs, Chapter, Demo, Harness};
 use agent_core::tools;
-use clap::Parser;
-use todo::agent::{NagExtension, todo_tool};
-use todo::nag::Nag;
-
-/// s04: s03's tools and todo list, glob, and hooks with a permission check.
-#[derive(Parser)]
-#[command(name = "s04", version, after_help = ENV_HELP)]
-struct Cli {
-    #[command(flatten)]
-    common: CommonArgs,
-
-    /// Answer every "Allow? [y/N]" with yes, for scripted runs.
-    #[arg(long, conflicts_with = "no")]
-    yes: bool,
-
-    /// Answer every "Allow? [y/N]" with no (what happens anyway without a terminal).
-    #[arg(long)]
-    no: bool,
-}
+use todo::agent::todo_tool;
 
 const CHAPTER: Chapter = Chapter {
     name: "s04",
+    about: "s04: s03's tools and todo list, glob, and hooks with a permission check.",
     demo: Demo {
         prompt: "Refactor example/hello.py: add type hints, docstrings, and a main guard",
-        // The same seed file as s03: s04 refactors it under example/, as the course does.
+        // The same seed file as s03, under example/ as the course has it.
         files: &[("example/hello.py", include_str!("../../s03/demo/hello.py"))],
         turns: include_str!("../demo/turns.jsonl"),
         show: &["example/hello.py"],
@@ -57,25 +38,19 @@ const CHAPTER: Chapter = Chapter {
 };
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    let approver: Box<dyn Approver> = match (cli.yes, cli.no) {
-        (true, _) => Box::new(FixedApprover(true)),
-        (_, true) => Box::new(FixedApprover(false)),
-        _ => Box::new(TerminalApprover),
-    };
-    cli::run(&CHAPTER, &cli.common, |setup| Harness {
-        system: format!(
-            "You are a coding agent at {}.\n\
-             Use the todo tool to plan multi-step tasks. Mark in_progress before starting, completed when done.\n\
-             Prefer tools over prose.",
-            setup.workdir()
-        ),
-        tools: tools::s02(&setup.workspace, &setup.tool_options)
-            .with(tools::glob(&setup.workspace))
-            .with(todo_tool(setup.ui)),
-        extensions: vec![
-            Box::new(course_hooks(setup.printer(), approver, setup.inside_workspace(), setup.workdir())),
-            Box::new(NagExtension::new(Nag::s03(), todo::todo::TODO_TOOL_NAME)),
-        ],
+    chapter::main_with(&CHAPTER, |setup, approval: &ApprovalArgs| {
+        let (todo, nag) = todo_tool(setup.ui);
+        Harness {
+            system: format!(
+                "You are a coding agent at {}.\n\
+                 Use the todo tool to plan multi-step tasks. Mark in_progress before starting, completed when done.\n\
+                 Prefer tools over prose.",
+                setup.workdir()
+            ),
+            tools: tools::s02(&setup.workspace, &setup.tool_options)
+                .with(tools::glob(&setup.workspace))
+                .with(todo),
+            extensions: vec![Box::new(setup.course_hooks(approval)), Box::new(nag)],
+        }
     })
 }

@@ -2,8 +2,10 @@
 //!
 //! [`Approver`] is what the permission hook ([`crate::hooks::register_permission_hook`]) asks.
 //! [`TerminalApprover`] asks on the terminal (reading `/dev/tty`, giving up on Ctrl-C);
-//! [`FixedApprover`] always answers the same (`--yes`, `--no`, tests). The hooks themselves live
-//! in [`crate::hooks`]; this module is only the terminal side.
+//! [`FixedApprover`] always answers the same (`--yes`, `--no`, tests); [`ScriptedApprover`]
+//! answers for the offline demo and shows the question and its answer. [`ApprovalArgs`] are the
+//! `--yes`/`--no` flags a chapter with the permission hook flattens into its command line. The
+//! hooks themselves live in [`crate::hooks`]; this module is only the asking side.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -98,5 +100,59 @@ pub struct FixedApprover(pub bool);
 impl Approver for FixedApprover {
     fn ask(&mut self, _question: &str) -> bool {
         self.0
+    }
+}
+
+/// Answers every question with the same scripted answer and shows it, one line per question:
+/// `[demo] QUESTION Allow? [y/N] y (answered by the demo's script)`. The offline demo uses it so
+/// that the learner sees the question the permission hook asked, with no one at the keyboard.
+pub struct ScriptedApprover {
+    answer: bool,
+    printer: crate::hooks::Printer,
+}
+
+impl ScriptedApprover {
+    /// Answers `answer` to every question and prints each exchange on `printer`.
+    pub fn new(answer: bool, printer: crate::hooks::Printer) -> Self {
+        Self { answer, printer }
+    }
+}
+
+impl std::fmt::Debug for ScriptedApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedApprover").field("answer", &self.answer).finish_non_exhaustive()
+    }
+}
+
+impl Approver for ScriptedApprover {
+    fn ask(&mut self, question: &str) -> bool {
+        let answer = if self.answer { "y" } else { "n" };
+        (self.printer)(&format!("[demo] {question} Allow? [y/N] {answer} (answered by the demo's script)"));
+        self.answer
+    }
+}
+
+/// The flags of a chapter whose permission hook asks `Allow? [y/N]` (course s04/s05), for
+/// `#[command(flatten)]`. Without either flag the question goes to the terminal.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct ApprovalArgs {
+    /// Answer every "Allow? [y/N]" with yes, for scripted runs.
+    #[arg(long, conflicts_with = "no")]
+    pub yes: bool,
+
+    /// Answer every "Allow? [y/N]" with no (what happens anyway without a terminal).
+    #[arg(long)]
+    pub no: bool,
+}
+
+impl ApprovalArgs {
+    /// The approver these flags ask for: `--yes` → [`FixedApprover`]`(true)`, `--no` →
+    /// [`FixedApprover`]`(false)`, neither → [`TerminalApprover`].
+    pub fn approver(&self) -> Box<dyn Approver> {
+        match (self.yes, self.no) {
+            (true, _) => Box::new(FixedApprover(true)),
+            (_, true) => Box::new(FixedApprover(false)),
+            _ => Box::new(TerminalApprover),
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! Flags, the REPL, one-shot `-p`, and `--demo`: everything a chapter binary shares.
 //!
 //! Source: course §0 (REPL prompt `sNN >> `, `q`/`exit`/EOF quit, blank lines ignored) plus ours:
-//! clap flags, `-p`, `--replay`, `--record`, `--demo`. A chapter's `main.rs` declares its flags with
-//! `#[command(flatten)] common: CommonArgs`, then calls [`run`] with a closure that builds its
-//! [`Harness`]: SYSTEM prompt, dispatch map, extensions. Everything else lives here once.
+//! clap flags, `-p`, `--replay`, `--record`, `--demo`. A chapter's `main.rs` calls
+//! [`crate::chapter::main`], which parses [`CommonArgs`] and calls [`run`] with a closure that
+//! builds its [`Harness`]: SYSTEM prompt, dispatch map, extensions. Everything else lives here once.
 //!
 //! Exit codes: 0 success; 1 the model call failed (under `-p` or `--demo`); 2 bad configuration
 //! (a missing variable, a broken `.env`, an unreadable replay file).
@@ -120,6 +120,8 @@ pub struct Demo {
 pub struct Chapter {
     /// `s02`, `s03`, …: the REPL prompt and the name in messages.
     pub name: &'static str,
+    /// One line for `--help`: what the chapter's agent can do.
+    pub about: &'static str,
     /// The offline demo.
     pub demo: Demo,
 }
@@ -132,6 +134,8 @@ pub struct Setup {
     pub tool_options: ToolOptions,
     /// Terminal output settings.
     pub ui: Ui,
+    /// `true` in the offline demo (`--demo`), where no one is at the keyboard to answer questions.
+    pub demo: bool,
 }
 
 impl Setup {
@@ -254,7 +258,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
         (model, config.model)
     };
 
-    let setup = Setup { workspace, tool_options, ui };
+    let setup = Setup { workspace, tool_options, ui, demo: false };
     let harness = build(&setup);
     let mut agent = agent_from(model, model_id, harness, ui);
     agent.show_usage = args.usage;
@@ -423,7 +427,7 @@ async fn run_demo(
         model.remaining(),
         workspace.root().display()
     ));
-    let setup = Setup { workspace, tool_options, ui };
+    let setup = Setup { workspace, tool_options, ui, demo: true };
     let harness = build(&setup);
     let mut agent = agent_from(Box::new(model), "demo-replay".into(), harness, ui);
     let mut history = Vec::new();

@@ -22,11 +22,13 @@
 //! | [`sanitize`] | the one sanitiser for everything untrusted the terminal shows | ours (issue 14) |
 //! | [`ui`] | what the terminal shows | course §0 |
 //! | [`cli`] | flags, REPL, `-p`, `--demo` | course §0 |
+//! | [`chapter`] | the generic chapter entry point: a chapter's `main` in one call | ours |
 
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod approve;
+pub mod chapter;
 pub mod cli;
 pub mod client;
 pub mod config;

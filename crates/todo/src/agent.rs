@@ -1,5 +1,6 @@
 //! The glue that plugs the planning layer into `agent-core`: the `todo` and `todo_write` tools for
-//! the dispatch map, and the nag as a loop [`Extension`].
+//! the dispatch map, each with its nag as a loop [`Extension`]. A tool and its nag come as a pair,
+//! so a chapter cannot register one tool and nag about another.
 //!
 //! Source: course s03 (`TOOL_HANDLERS["todo"]`, `rounds_since_todo`) and s05 (`todo_write`, reset
 //! after remind). The managers and the counter are pure logic in [`crate::todo`], [`crate::todo_write`] and
@@ -19,35 +20,40 @@ use crate::nag::{Nag, REMINDER};
 use crate::todo::{self, TodoManager};
 use crate::todo_write::{self, TodoWriteManager};
 
-/// The s03 `todo` tool: input `{"items": [{id, text, status}, …]}`, output the render or
-/// `Error: <message>`. Each successful update is also shown on the terminal (coloured markers on a
-/// terminal, plain text when piped).
-pub fn todo_tool(ui: Ui) -> impl Tool {
+/// The s03 `todo` tool and its nag. The tool: input `{"items": [{id, text, status}, …]}`, output
+/// the render or `Error: <message>`; each successful update is also shown on the terminal
+/// (coloured markers on a terminal, plain text when piped). The nag: [`Nag::s03`] about `todo`.
+pub fn todo_tool(ui: Ui) -> (impl Tool, NagExtension) {
     let spec = ToolSpec {
         name: todo::TODO_TOOL_NAME.to_owned(),
         description: todo::TODO_TOOL_DESCRIPTION.to_owned(),
         input_schema: todo::todo_tool_schema(),
     };
-    plan_tool(spec, "items", None, ui, TodoManager::new(), TodoManager::update)
+    (
+        plan_tool(spec, "items", None, ui, TodoManager::new(), TodoManager::update),
+        NagExtension::new(Nag::s03(), todo::TODO_TOOL_NAME),
+    )
 }
 
-/// The s05 `todo_write` tool: input `{"todos": …}` where `todos` is a JSON array, a JSON string of
-/// one, or a Python-literal string; output the render or `Error: <message>`, the state unchanged on
-/// error. A successful update is shown under `## Current Tasks`.
-pub fn todo_write_tool(ui: Ui) -> impl Tool {
+/// The s05 `todo_write` tool and its nag. The tool: input `{"todos": …}` where `todos` is a JSON
+/// array, a JSON string of one, or a Python-literal string; output the render or
+/// `Error: <message>`, the state unchanged on error; a successful update is shown under
+/// `## Current Tasks`. The nag: [`Nag::s05`] (reset after remind) about `todo_write`.
+pub fn todo_write_tool(ui: Ui) -> (impl Tool, NagExtension) {
     let spec = ToolSpec {
         name: todo_write::TODO_WRITE_TOOL_NAME.to_owned(),
         description: todo_write::TODO_WRITE_DESCRIPTION.to_owned(),
         input_schema: todo_write::todo_write_schema(),
     };
-    plan_tool(
+    let tool = plan_tool(
         spec,
         "todos",
         Some(todo_write::DISPLAY_HEADING),
         ui,
         TodoWriteManager::new(),
         TodoWriteManager::update,
-    )
+    );
+    (tool, NagExtension::new(Nag::s05(), todo_write::TODO_WRITE_TOOL_NAME))
 }
 
 /// One plan tool: takes `input[field]`, runs `update` on the shared manager, shows the render.
@@ -115,7 +121,8 @@ pub struct NagExtension {
 
 impl NagExtension {
     /// Nags about `tool` (`todo` in s03, `todo_write` in s05) with `nag`'s threshold and policy.
-    pub fn new(nag: Nag, tool: &'static str) -> Self {
+    /// Private: [`todo_tool`] and [`todo_write_tool`] pair each tool with its nag.
+    fn new(nag: Nag, tool: &'static str) -> Self {
         Self { nag, tool }
     }
 }

@@ -1,0 +1,74 @@
+//! The generic chapter entry point: a chapter's whole `main` is one call.
+//!
+//! ```text
+//! fn main() -> ExitCode {
+//!     chapter::main(&CHAPTER, |setup| Harness { system, tools, extensions })
+//! }
+//! ```
+//!
+//! [`main`] builds the command line from [`CommonArgs`] (every chapter's flags) and the chapter's
+//! name and `about` line, then hands over to [`cli::run`]: `--demo`, `-p` or the REPL.
+//! [`main_with`] adds a chapter's own flags, such as [`ApprovalArgs`] (`--yes`/`--no`) in the
+//! chapters with the permission hook. So a chapter's `main.rs` holds only what it teaches: its
+//! SYSTEM prompt, its dispatch map, its extensions and its demo.
+
+use std::process::ExitCode;
+
+use clap::{Args, Command, FromArgMatches};
+
+pub use crate::approve::ApprovalArgs;
+use crate::approve::{Approver, ScriptedApprover};
+use crate::cli::{self};
+pub use crate::cli::{Chapter, CommonArgs, Demo, ENV_HELP, Harness, Setup};
+use crate::hooks::{self, HookRegistry};
+
+/// A chapter with no flags of its own.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct NoArgs {}
+
+/// Runs the chapter `chapter`: parses the common flags (exiting with clap's message and code 2
+/// on bad ones, 0 on `--help`/`--version`), then `--demo`, `-p` or the REPL with the harness that
+/// `build` composes. Returns the process exit code (see [`cli`]).
+pub fn main(chapter: &Chapter, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
+    main_with(chapter, |setup, _: &NoArgs| build(setup))
+}
+
+/// [`main`] for a chapter with flags of its own, `A` (flattened next to [`CommonArgs`]); `build`
+/// receives them parsed.
+pub fn main_with<A: Args + FromArgMatches>(
+    chapter: &Chapter,
+    build: impl FnOnce(&Setup, &A) -> Harness,
+) -> ExitCode {
+    let matches = command::<A>(chapter).get_matches();
+    let parsed = CommonArgs::from_arg_matches(&matches).and_then(|c| Ok((c, A::from_arg_matches(&matches)?)));
+    let (common, extra) = match parsed {
+        Ok(p) => p,
+        Err(e) => e.exit(),
+    };
+    cli::run(chapter, &common, |setup| build(setup, &extra))
+}
+
+/// The chapter's command line: its name, `about` line, the common flags, `A`'s flags, and the
+/// environment help.
+pub fn command<A: Args>(chapter: &Chapter) -> Command {
+    // The flag structs' own doc comments would set `about`; the chapter's line is set last.
+    A::augment_args(CommonArgs::augment_args(Command::new(chapter.name)))
+        .about(chapter.about)
+        .version(env!("CARGO_PKG_VERSION"))
+        .after_help(ENV_HELP)
+}
+
+impl Setup {
+    /// The approver the permission hook asks: in the offline demo a [`ScriptedApprover`] that
+    /// answers yes and shows the exchange; otherwise what `approval` (`--yes`, `--no`, neither)
+    /// asks for.
+    pub fn approver(&self, approval: &ApprovalArgs) -> Box<dyn Approver> {
+        if self.demo { Box::new(ScriptedApprover::new(true, self.printer())) } else { approval.approver() }
+    }
+
+    /// The course's hooks ([`hooks::course_hooks`]) wired to this run: the terminal printer, the
+    /// approver for `approval` ([`Setup::approver`]), the workspace rule and WORKDIR.
+    pub fn course_hooks(&self, approval: &ApprovalArgs) -> HookRegistry {
+        hooks::course_hooks(self.printer(), self.approver(approval), self.inside_workspace(), self.workdir())
+    }
+}
