@@ -216,8 +216,10 @@ impl Agent {
 
             let mut results = Vec::with_capacity(calls.len() + 1);
             let mut records = Vec::with_capacity(calls.len());
-            for call in &calls {
-                let blocked = self.extensions.iter_mut().find_map(|ext| match ext.pre_tool_use(call) {
+            for block in &calls {
+                // The input is parsed once, here: the extensions and the tool see the same value.
+                let mut call = self.tools.prepare(block);
+                let blocked = self.extensions.iter_mut().find_map(|ext| match ext.pre_tool_use(&call) {
                     Decision::Block(why) => Some(why),
                     Decision::Continue => None,
                 });
@@ -225,9 +227,9 @@ impl Agent {
                 let (outcome, ran) = match blocked {
                     Some(why) => (ToolOutcome::error(why), false),
                     None => {
-                        let mut outcome = self.tools.dispatch(call).await;
+                        let mut outcome = self.tools.run(&mut call).await;
                         for ext in &mut self.extensions {
-                            ext.post_tool_use(call, &mut outcome);
+                            ext.post_tool_use(&call, &mut outcome);
                         }
                         (outcome, true)
                     }

@@ -4,12 +4,19 @@
 //! means adding one entry; the loop never changes. Here the map keeps insertion order, because the
 //! order of `tools` in the request is part of each chapter's contract (course §3: "Tools, in order").
 //!
-//! A handler receives the model's raw JSON `input` and returns its output text, or a
-//! [`ToolError`]. The map turns that into a `tool_result`:
+//! A tool is written as a [`TypedTool`]: its `Args` type, what those arguments are about (a
+//! [`Subject`]), and the run. The map parses the model's JSON `input` into `Args` **once**, before
+//! anything looks at the call ([`DispatchMap::prepare`]), so the permission check, the log line and
+//! the tool all see the same value. The map turns what happens into a `tool_result`:
 //! - success → the text, no `is_error`;
-//! - a [`ToolError`] → `Error: <message>` with `is_error: true` (course §0);
+//! - a [`ToolError`] (the input does not parse, or the run fails) → `Error: <message>` with
+//!   `is_error: true` (course §0); an input that does not parse never runs;
 //! - a name not in the map → `Unknown tool: NAME` with `is_error: true` (course §0);
 //! - a handler that panics → `Error: tool NAME panicked`, and the process lives on.
+//!
+//! ```text
+//!  tool_use ─► prepare: parse Args once ─► ToolCall {block, subject} ─► PreToolUse ─► run(Args)
+//! ```
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -54,8 +61,13 @@ impl ToolError {
 ///
 /// # Errors
 /// [`ToolError::InvalidInput`] when a field is missing, has the wrong type, or `input` is not an
-/// object.
+/// object (an array is refused before serde, which would read it by position).
 pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
+    // serde fills a struct from an array by position; a tool's input is an object (Messages API,
+    // `tool_use.input`), so `["rm x"]` must not become `{"command": "rm x"}`.
+    if input.is_array() {
+        return Err(ToolError::InvalidInput("invalid type: sequence, expected an object".into()));
+    }
     serde_path_to_error::deserialize(input).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -67,12 +79,64 @@ pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
     })
 }
 
-/// A tool the model can call: its definition and its handler.
-pub trait Tool: Send + Sync {
+/// What a tool call's input is about, as the tool itself says ([`TypedTool::subject`]): what
+/// the permission check judges and what the `[HOOK]` log line shows. No tool name is matched
+/// anywhere else.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Subject {
+    /// A shell command (`bash`'s `command`).
+    Command(String),
+    /// A path as the model gave it (`path` of `read_file`, `write_file`, `edit_file`).
+    Path(String),
+    /// A path pattern (`glob`'s `pattern`) and the folder its walk starts from
+    /// ([`crate::tools::glob_base`]).
+    PathPattern {
+        /// The pattern as the model gave it.
+        pattern: String,
+        /// Its literal leading folder: `../../etc` for `../../etc/*.conf`, `.` for `**/*.rs`.
+        base: String,
+    },
+    /// Nothing a check looks at: another tool, an unknown tool, or an input that did not parse.
+    #[default]
+    Nothing,
+}
+
+impl Subject {
+    /// The text of the subject (the command, the path or the pattern), if any.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Subject::Command(text) | Subject::Path(text) | Subject::PathPattern { pattern: text, .. } => {
+                Some(text)
+            }
+            Subject::Nothing => None,
+        }
+    }
+}
+
+/// A tool with typed arguments: the usual way to write one. The dispatch map parses the model's
+/// `input` into [`TypedTool::Args`] once (errors name the field, see [`parse_input`]), asks the
+/// tool for the [`Subject`] of those arguments, and later runs it with the same value. The blanket
+/// `impl Tool for T` does that ceremony once for every tool.
+pub trait TypedTool: Send + Sync + 'static {
+    /// The input's shape. Its fields must agree with the spec's `input_schema`.
+    type Args: DeserializeOwned + Send + 'static;
+
     /// `{name, description, input_schema}` as sent in the request's `tools`.
     fn spec(&self) -> ToolSpec;
-    /// Runs the tool on the model's raw `input`.
-    fn call<'a>(&'a self, input: &'a Value) -> ToolFuture<'a>;
+
+    /// What `args` are about, for the permission check and the log line. Defaults to
+    /// [`Subject::Nothing`].
+    fn subject(&self, _args: &Self::Args) -> Subject {
+        Subject::Nothing
+    }
+
+    /// Runs the tool. Blocking work goes through [`run_blocking`]. Dropping the future cancels
+    /// the call; a tool that starts processes must kill them when dropped.
+    fn run(
+        self: Arc<Self>,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static;
+
     /// `true` when the tool shows its own output to the user (the todo list), so the loop prints
     /// no preview of a successful result. Defaults to `false`.
     fn displays_output(&self) -> bool {
@@ -80,7 +144,55 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// A tool built from a spec and a closure; the usual way to add a tool to a chapter.
+/// Runs blocking `work` (file I/O, a folder walk) of the tool `name` on tokio's blocking pool.
+///
+/// # Errors
+/// What `work` returns, or `NAME stopped: …` when the blocking task could not finish.
+pub async fn run_blocking(
+    name: &'static str,
+    work: impl FnOnce() -> Result<String, ToolError> + Send + 'static,
+) -> Result<String, ToolError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::failed(format!("{name} stopped: {e}")))?
+}
+
+/// A call whose input parsed: what it is about, and the run waiting for its turn.
+pub struct Prepared {
+    subject: Subject,
+    run: Box<dyn FnOnce() -> ToolFuture<'static> + Send>,
+}
+
+/// A tool as the dispatch map holds it: a [`TypedTool`] with its argument type erased. Written
+/// by hand only for a tool whose input has no fixed shape; otherwise implement [`TypedTool`].
+pub trait Tool: Send + Sync {
+    /// `{name, description, input_schema}` as sent in the request's `tools`.
+    fn spec(&self) -> ToolSpec;
+    /// Parses the model's raw `input` into the tool's arguments, once.
+    ///
+    /// # Errors
+    /// [`ToolError::InvalidInput`] when the input does not fit the arguments.
+    fn prepare(self: Arc<Self>, input: &Value) -> Result<Prepared, ToolError>;
+    /// See [`TypedTool::displays_output`].
+    fn displays_output(&self) -> bool {
+        false
+    }
+}
+
+impl<T: TypedTool> Tool for T {
+    fn spec(&self) -> ToolSpec {
+        TypedTool::spec(self)
+    }
+    fn prepare(self: Arc<Self>, input: &Value) -> Result<Prepared, ToolError> {
+        let args: T::Args = parse_input(input)?;
+        let subject = self.subject(&args);
+        Ok(Prepared { subject, run: Box::new(move || Box::pin(self.run(args))) })
+    }
+    fn displays_output(&self) -> bool {
+        TypedTool::displays_output(self)
+    }
+}
+
+/// A tool built from a spec and a closure over the raw JSON input: for tests and small glue whose
+/// input has no fixed shape. Its subject is [`Subject::Nothing`].
 pub struct FnTool<F> {
     spec: ToolSpec,
     handler: F,
@@ -89,32 +201,68 @@ pub struct FnTool<F> {
 
 impl<F> FnTool<F>
 where
-    F: for<'a> Fn(&'a Value) -> ToolFuture<'a> + Send + Sync,
+    F: for<'a> Fn(&'a Value) -> ToolFuture<'a> + Send + Sync + 'static,
 {
     /// A tool named `spec.name` whose handler is `handler`.
     pub fn new(spec: ToolSpec, handler: F) -> Self {
         Self { spec, handler, displays: false }
     }
 
-    /// Marks the tool as one that shows its own output (see [`Tool::displays_output`]).
+    /// Marks the tool as one that shows its own output (see [`TypedTool::displays_output`]).
     pub fn displaying_output(mut self) -> Self {
         self.displays = true;
         self
     }
 }
 
-impl<F> Tool for FnTool<F>
+impl<F> TypedTool for FnTool<F>
 where
-    F: for<'a> Fn(&'a Value) -> ToolFuture<'a> + Send + Sync,
+    F: for<'a> Fn(&'a Value) -> ToolFuture<'a> + Send + Sync + 'static,
 {
+    type Args = Value;
     fn spec(&self) -> ToolSpec {
         self.spec.clone()
     }
-    fn call<'a>(&'a self, input: &'a Value) -> ToolFuture<'a> {
-        (self.handler)(input)
+    async fn run(self: Arc<Self>, input: Value) -> Result<String, ToolError> {
+        (self.handler)(&input).await
     }
     fn displays_output(&self) -> bool {
         self.displays
+    }
+}
+
+/// One `tool_use` block after [`DispatchMap::prepare`]: the block (reachable through `Deref`),
+/// what its input is about, and its run, or the error result it gets instead.
+pub struct ToolCall {
+    /// The model's `tool_use` block.
+    pub block: ToolUseBlock,
+    /// What the input is about, as the tool says; [`Subject::Nothing`] when the tool is unknown or
+    /// the input did not parse.
+    pub subject: Subject,
+    run: Option<Result<Box<dyn FnOnce() -> ToolFuture<'static> + Send>, ToolOutcome>>,
+}
+
+impl ToolCall {
+    /// The error result this call gets instead of running (an unknown tool, an input that does not
+    /// parse), or `None` when the tool will run.
+    pub fn rejected(&self) -> Option<&ToolOutcome> {
+        match &self.run {
+            Some(Err(outcome)) => Some(outcome),
+            _ => None,
+        }
+    }
+}
+
+impl std::ops::Deref for ToolCall {
+    type Target = ToolUseBlock;
+    fn deref(&self) -> &ToolUseBlock {
+        &self.block
+    }
+}
+
+impl std::fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall").field("block", &self.block).field("subject", &self.subject).finish()
     }
 }
 
@@ -192,17 +340,48 @@ impl DispatchMap {
         self.index.contains_key(name)
     }
 
-    /// Runs one `tool_use` and turns whatever happens into a [`ToolOutcome`]. Never panics.
-    pub async fn dispatch(&self, call: &ToolUseBlock) -> ToolOutcome {
-        let Some(&i) = self.index.get(&call.name) else {
-            return ToolOutcome::error(format!("Unknown tool: {}", call.name));
+    /// Parses `block`'s input into its tool's arguments, once, and asks the tool what they are
+    /// about. An unknown tool or an input that does not parse gives a call whose run is its error
+    /// result.
+    pub fn prepare(&self, block: &ToolUseBlock) -> ToolCall {
+        let block = block.clone();
+        let Some(&i) = self.index.get(&block.name) else {
+            let unknown = ToolOutcome::error(format!("Unknown tool: {}", block.name));
+            return ToolCall { block, subject: Subject::Nothing, run: Some(Err(unknown)) };
         };
         let tool = Arc::clone(&self.tools[i]);
-        match AssertUnwindSafe(tool.call(&call.input)).catch_unwind().await {
-            Ok(Ok(output)) => ToolOutcome::ok(output),
-            Ok(Err(e)) => ToolOutcome::error(format!("Error: {e}")),
-            Err(_) => ToolOutcome::error(format!("Error: tool {} panicked", call.name)),
+        match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(&block.input))) {
+            Ok(Ok(Prepared { subject, run })) => ToolCall { block, subject, run: Some(Ok(run)) },
+            Ok(Err(e)) => ToolCall {
+                block,
+                subject: Subject::Nothing,
+                run: Some(Err(ToolOutcome::error(format!("Error: {e}")))),
+            },
+            Err(_) => {
+                let panicked = ToolOutcome::error(format!("Error: tool {} panicked", block.name));
+                ToolCall { block, subject: Subject::Nothing, run: Some(Err(panicked)) }
+            }
         }
+    }
+
+    /// Runs a prepared call and turns whatever happens into a [`ToolOutcome`]. Never panics. A
+    /// call runs at most once; running it again gives an error result.
+    pub async fn run(&self, call: &mut ToolCall) -> ToolOutcome {
+        match call.run.take() {
+            Some(Ok(run)) => match AssertUnwindSafe(async move { run().await }).catch_unwind().await {
+                Ok(Ok(output)) => ToolOutcome::ok(output),
+                Ok(Err(e)) => ToolOutcome::error(format!("Error: {e}")),
+                Err(_) => ToolOutcome::error(format!("Error: tool {} panicked", call.name)),
+            },
+            Some(Err(outcome)) => outcome,
+            None => ToolOutcome::error(format!("Error: tool call {} already ran", call.id)),
+        }
+    }
+
+    /// Runs one `tool_use` ([`DispatchMap::prepare`], then [`DispatchMap::run`]). Never panics.
+    pub async fn dispatch(&self, block: &ToolUseBlock) -> ToolOutcome {
+        let mut call = self.prepare(block);
+        self.run(&mut call).await
     }
 }
 

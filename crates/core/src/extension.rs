@@ -12,7 +12,7 @@
 //!                                                 └──────── (no tool_use) stop ─► maybe continue
 //! ```
 
-use crate::dispatch::ToolOutcome;
+use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::messages::{MessagesResponse, ToolUseBlock};
 
 /// What an extension decides about a prompt or a tool call.
@@ -48,9 +48,11 @@ pub trait Extension: Send {
         Decision::Continue
     }
 
-    /// A tool is about to run (`PreToolUse`). The first extension that blocks wins; later ones
-    /// are not asked.
-    fn pre_tool_use(&mut self, _call: &ToolUseBlock) -> Decision {
+    /// A tool is about to run (`PreToolUse`). `call` is the `tool_use` block (through `Deref`) with
+    /// what the tool says its input is about ([`ToolCall::subject`]); the input was parsed once,
+    /// and the tool runs on that same value. The first extension that blocks wins; later ones are
+    /// not asked.
+    fn pre_tool_use(&mut self, _call: &ToolCall) -> Decision {
         Decision::Continue
     }
 

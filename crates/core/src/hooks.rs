@@ -29,10 +29,8 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::approve::Approver;
-use crate::dispatch::ToolOutcome;
+use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::extension::{Decision, Extension};
 use crate::messages::{MessagesResponse, ToolUseBlock};
 use crate::permission::{self, DENIED_BY_DENY_LIST, DENIED_BY_USER, Verdict};
@@ -79,8 +77,8 @@ pub enum HookContext<'a> {
     },
     /// The call about to run.
     PreToolUse {
-        /// The model's `tool_use` block.
-        call: &'a ToolUseBlock,
+        /// The model's `tool_use` block (through `Deref`) and what its input is about.
+        call: &'a ToolCall,
     },
     /// The call that ran and its result.
     PostToolUse {
@@ -254,7 +252,7 @@ impl Extension for HookRegistry {
 
     /// `PreToolUse`: a value blocks the call with that value; a failure blocks it with
     /// `Blocked: hook NAME failed: ERROR`.
-    fn pre_tool_use(&mut self, call: &ToolUseBlock) -> Decision {
+    fn pre_tool_use(&mut self, call: &ToolCall) -> Decision {
         match self.run(&HookContext::PreToolUse { call }) {
             HookOutcome::Pass => Decision::Continue,
             HookOutcome::Value { value, .. } => Decision::Block(value),
@@ -301,17 +299,12 @@ pub const LARGE_OUTPUT_CHARS: usize = 100_000;
 /// How many characters of a call's arguments the log hook shows.
 pub const LOG_ARGS_CHARS: usize = 80;
 
-/// The short one-line rendering of a call's input in `[HOOK] NAME(ARGS)`: the `command` of
-/// `bash`, the `path` of a file tool, the `pattern` of `glob`, and otherwise the input as compact
-/// JSON; control characters become spaces and the text is cut to [`LOG_ARGS_CHARS`] with `…`.
-pub fn log_args(call: &ToolUseBlock) -> String {
-    let key = match call.name.as_str() {
-        "bash" => Some("command"),
-        "read_file" | "write_file" | "edit_file" => Some("path"),
-        "glob" => Some("pattern"),
-        _ => None,
-    };
-    let text = match key.and_then(|k| call.input.get(k)).and_then(Value::as_str) {
+/// The short one-line rendering of a call's input in `[HOOK] NAME(ARGS)`: what the tool says the
+/// input is about (the command of `bash`, the path of a file tool, the pattern of `glob`; see
+/// [`Subject`](crate::dispatch::Subject)), and otherwise the input as compact JSON; control
+/// characters become spaces and the text is cut to [`LOG_ARGS_CHARS`] with `…`.
+pub fn log_args(call: &ToolCall) -> String {
+    let text = match call.subject.text() {
         Some(s) => s.to_string(),
         None => call.input.to_string(),
     };

@@ -1,10 +1,10 @@
 //! The deny list and destructive-command detection (course s04/s05 permission check).
 //!
 //! ```text
-//!  tool_use ─► check_tool_call ─┬─ bash: deny list (substring)  ──► Deny("Permission denied by deny list")
-//!                               ├─ bash: is_destructive (words) ──► Ask(reason)   → "Allow? [y/N]"
-//!                               ├─ file tool outside workspace  ──► Ask(reason)
-//!                               └─ anything else                ──► Allow
+//!  tool call ─► check_tool_call ─┬─ Command: deny list (substring)  ──► Deny("Permission denied by deny list")
+//!   (its Subject)                ├─ Command: is_destructive (words) ──► Ask(reason)   → "Allow? [y/N]"
+//!                                ├─ Path / PathPattern outside      ──► Ask(reason)
+//!                                └─ Nothing                         ──► Allow
 //! ```
 //!
 //! Key insight: a destructive command is found by its **command word**, not by a substring.
@@ -19,9 +19,7 @@
 
 use std::fmt;
 
-use serde_json::Value;
-
-use crate::messages::ToolUseBlock;
+use crate::dispatch::{Subject, ToolCall};
 
 /// Substrings that make a shell command refused outright, in one place for every chapter.
 ///
@@ -804,27 +802,27 @@ pub enum Verdict {
     Ask(String),
 }
 
-/// The s04/s05 permission check of one `tool_use` block.
+/// The s04/s05 permission check of one tool call, judged on what the tool says its input is
+/// about ([`Subject`]), never on the tool's name.
 ///
-/// - `bash`: a `command` containing a [`DENY_LIST`] entry → `Deny("Permission denied by deny
-///   list")`; a destructive one ([`is_destructive`]) → `Ask("Destructive command (REASON):
-///   COMMAND")`.
-/// - `read_file`, `write_file`, `edit_file` (field `path`) and `glob` (field `pattern`, up to its
-///   first wildcard component): `inside_workspace(path)` false → `Ask("Path outside workspace:
-///   PATH (TOOL)")`.
-/// - Every other tool → `Allow`.
-///
-/// A call whose input is malformed for the check (bash without a string `command`, a file tool
-/// without a string `path`) is **allowed**: nothing can run without that field, and the tool
-/// itself answers with the missing-field error the model needs to correct itself.
+/// - [`Subject::Command`] (`bash`): a command containing a [`DENY_LIST`] entry → `Deny("Permission
+///   denied by deny list")`; a destructive one ([`is_destructive`]) → `Ask("Destructive command
+///   (REASON): COMMAND")`.
+/// - [`Subject::Path`] (`read_file`, `write_file`, `edit_file`) and [`Subject::PathPattern`]
+///   (`glob`, judged on its base folder): `inside_workspace(path)` false → `Ask("Path outside
+///   workspace: PATH (TOOL)")`.
+/// - [`Subject::Nothing`] (every other tool, an unknown tool, an input that did not parse) →
+///   `Allow`. A call whose input did not parse never runs: its result is the parse error, which the
+///   model needs to correct itself.
 ///
 /// `inside_workspace` is the workspace rule (course §1): true when the path, resolved against
 /// WORKDIR following `..` and symlinks, stays inside.
-pub fn check_tool_call(call: &ToolUseBlock, inside_workspace: impl Fn(&str) -> bool) -> Verdict {
-    let field = |name: &str| call.input.get(name).and_then(Value::as_str);
-    match call.name.as_str() {
-        "bash" => {
-            let Some(command) = field("command") else { return Verdict::Allow };
+pub fn check_tool_call(call: &ToolCall, inside_workspace: impl Fn(&str) -> bool) -> Verdict {
+    let outside = |shown: &str| {
+        Verdict::Ask(format!("Path outside workspace: {} ({})", one_line(shown, 120), call.name))
+    };
+    match &call.subject {
+        Subject::Command(command) => {
             if deny_list_match(command).is_some() {
                 return Verdict::Deny(DENIED_BY_DENY_LIST.to_string());
             }
@@ -835,33 +833,9 @@ pub fn check_tool_call(call: &ToolUseBlock, inside_workspace: impl Fn(&str) -> b
                 None => Verdict::Allow,
             }
         }
-        "read_file" | "write_file" | "edit_file" => match field("path") {
-            Some(path) if !inside_workspace(path) => {
-                Verdict::Ask(format!("Path outside workspace: {} ({})", one_line(path, 120), call.name))
-            }
-            _ => Verdict::Allow,
-        },
-        "glob" => match field("pattern") {
-            Some(pattern) if !inside_workspace(&glob_base(pattern)) => {
-                Verdict::Ask(format!("Path outside workspace: {} (glob)", one_line(pattern, 120)))
-            }
-            _ => Verdict::Allow,
-        },
-        _ => Verdict::Allow,
-    }
-}
-
-/// The literal directory a glob pattern starts from: the components before the first one with
-/// a wildcard (`../../etc/*.conf` → `../../etc`, `**/*.rs` → `.`).
-fn glob_base(pattern: &str) -> String {
-    let wild = |part: &str| part.contains(['*', '?', '[', '{']);
-    let base = pattern.split('/').take_while(|p| !wild(p)).collect::<Vec<_>>().join("/");
-    if base.is_empty() && pattern.starts_with('/') {
-        "/".to_string()
-    } else if base.is_empty() {
-        ".".to_string()
-    } else {
-        base
+        Subject::Path(path) if !inside_workspace(path) => outside(path),
+        Subject::PathPattern { pattern, base } if !inside_workspace(base) => outside(pattern),
+        Subject::Path(_) | Subject::PathPattern { .. } | Subject::Nothing => Verdict::Allow,
     }
 }
 

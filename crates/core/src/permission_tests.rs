@@ -47,12 +47,3 @@ fn errors() {
     let deep = format!("{}x{}", "$(".repeat(40), ")".repeat(40));
     assert_eq!(tokenize(&deep), Err(TokenizeError::TooDeep));
 }
-
-#[test]
-fn glob_base_is_the_literal_prefix() {
-    assert_eq!(glob_base("**/*.rs"), ".");
-    assert_eq!(glob_base("../../etc/*.conf"), "../../etc");
-    assert_eq!(glob_base("/etc/*"), "/etc");
-    assert_eq!(glob_base("/*"), "/");
-    assert_eq!(glob_base("src/main.rs"), "src/main.rs");
-}

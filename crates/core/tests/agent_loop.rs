@@ -5,10 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use agent_core::agent::{Agent, TurnEnd};
 use agent_core::client::{ApiError, OnText};
-use agent_core::dispatch::{DispatchMap, FnTool};
+use agent_core::dispatch::{DispatchMap, FnTool, ToolCall};
 use agent_core::extension::{CallRecord, Decision, Extension};
 use agent_core::messages::{
-    ContentBlock, Message, MessagesRequest, MessagesResponse, StopReason, ToolSpec, ToolUseBlock, Usage,
+    ContentBlock, Message, MessagesRequest, MessagesResponse, StopReason, ToolSpec, Usage,
 };
 use agent_core::model::{Model, ModelFuture};
 use agent_core::ui::Ui;
@@ -93,7 +93,7 @@ impl Extension for Probe {
     fn user_prompt_submit(&mut self, _prompt: &str) -> Decision {
         if self.block_prompt { Decision::Block("prompt refused".into()) } else { Decision::Continue }
     }
-    fn pre_tool_use(&mut self, _call: &ToolUseBlock) -> Decision {
+    fn pre_tool_use(&mut self, _call: &ToolCall) -> Decision {
         if self.block_tools { Decision::Block("blocked by probe".into()) } else { Decision::Continue }
     }
     fn after_round(&mut self, calls: &[CallRecord]) -> Option<String> {

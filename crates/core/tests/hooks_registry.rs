@@ -4,12 +4,14 @@
 use std::sync::{Arc, Mutex};
 
 use agent_core::approve::{Approver, FixedApprover, is_yes};
-use agent_core::dispatch::ToolOutcome;
+use agent_core::dispatch::{ToolCall, ToolOutcome};
 use agent_core::extension::{Decision, Extension};
 use agent_core::hooks::{
     HookContext, HookError, HookEvent, HookOutcome, HookRegistry, Printer, course_hooks, log_args,
 };
 use agent_core::messages::{MessagesResponse, ToolUseBlock};
+use agent_core::tools::{self, ToolOptions};
+use agent_core::workspace::Workspace;
 use serde_json::{Map, Value, json};
 
 /// A printer that collects lines, and the lines.
@@ -25,8 +27,13 @@ fn taken(lines: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
     lines.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default()
 }
 
-fn call(id: &str, name: &str, input: Value) -> ToolUseBlock {
-    ToolUseBlock { id: id.into(), name: name.into(), input, extra: Map::new() }
+/// The call as the loop hands it to the hooks: prepared through the dispatch map of the course's
+/// tools, so each tool says what its input is about (an unknown tool says nothing).
+fn call(id: &str, name: &str, input: Value) -> ToolCall {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let ws = Workspace::new(dir.path()).unwrap_or_else(|e| panic!("workspace: {e}"));
+    let block = ToolUseBlock { id: id.into(), name: name.into(), input, extra: Map::new() };
+    tools::all(&ws, &ToolOptions::default()).prepare(&block)
 }
 
 fn final_response() -> MessagesResponse {

@@ -1,8 +1,11 @@
 //! The destructive-command table (course §3: "Detection is by command word, not by substring")
 //! and the verdicts of `check_tool_call`.
 
+use agent_core::dispatch::ToolCall;
 use agent_core::messages::ToolUseBlock;
 use agent_core::permission::{DENIED_BY_DENY_LIST, Verdict, check_tool_call, is_destructive};
+use agent_core::tools::{self, ToolOptions};
+use agent_core::workspace::Workspace;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -163,8 +166,13 @@ fn hostile_nesting_is_refused_not_overflowed() {
     assert!(is_destructive(&chain).is_some_and(|r| r.starts_with("cannot be parsed")));
 }
 
-fn call(name: &str, input: Value) -> ToolUseBlock {
-    ToolUseBlock { id: "toolu_1".into(), name: name.into(), input, extra: Map::new() }
+/// The call as the loop hands it to the permission check: prepared through the dispatch map of the course's
+/// tools, so each tool says what its input is about (an unknown tool says nothing).
+fn call(name: &str, input: Value) -> ToolCall {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let ws = Workspace::new(dir.path()).unwrap_or_else(|e| panic!("workspace: {e}"));
+    let block = ToolUseBlock { id: "toolu_1".into(), name: name.into(), input, extra: Map::new() };
+    tools::all(&ws, &ToolOptions::default()).prepare(&block)
 }
 
 /// The workspace for these tests: relative paths without `..` and absolute paths under /ws.
@@ -174,7 +182,7 @@ fn inside(path: &str) -> bool {
 
 #[test]
 fn check_tool_call_verdicts() {
-    let rows: &[(&str, ToolUseBlock, Verdict)] = &[
+    let rows: &[(&str, ToolCall, Verdict)] = &[
         ("harmless bash", call("bash", json!({"command": "ls -la"})), Verdict::Allow),
         (
             "deny list",

@@ -95,3 +95,13 @@ async fn an_invalid_pattern_is_a_clear_error() -> TestResult {
     assert!(out.content.starts_with("Error: Invalid glob pattern src/[a: "), "{}", out.content);
     Ok(())
 }
+
+#[test]
+fn glob_base_is_the_literal_prefix() {
+    use agent_core::tools::glob_base;
+    assert_eq!(glob_base("**/*.rs"), ".");
+    assert_eq!(glob_base("../../etc/*.conf"), "../../etc");
+    assert_eq!(glob_base("/etc/*"), "/etc");
+    assert_eq!(glob_base("/*"), "/");
+    assert_eq!(glob_base("src/main.rs"), "src/main.rs");
+}

@@ -18,8 +18,9 @@
 //! Limit: a process that leaves the group on purpose (`setsid`) escapes the kill; if it keeps
 //! the output pipe open, the call waits for the timeout.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -30,7 +31,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use super::{MAX_OUTPUT_CHARS, cut_chars, spec};
-use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
+use crate::dispatch::{Subject, Tool, ToolError, TypedTool};
+use crate::messages::ToolSpec;
 use crate::permission::deny_list_match;
 use crate::tools::ToolOptions;
 use crate::workspace::Workspace;
@@ -42,26 +44,38 @@ pub const HEAD_BYTES: usize = 4 * MAX_OUTPUT_CHARS;
 /// Size of the read buffer for each stream.
 const CHUNK: usize = 64 * 1024;
 
+/// The `bash` tool (course §1): `Run a shell command.`, input `command`. See the module docs for
+/// the output and errors. Commands run in `ws`'s root and are killed after `opts.bash_timeout`.
+pub fn bash(ws: &Workspace, opts: &ToolOptions) -> impl Tool + use<> {
+    Bash { root: ws.root().to_path_buf(), timeout: opts.bash_timeout }
+}
+
+/// The `bash` tool's input.
 #[derive(Deserialize)]
 struct Args {
     command: String,
 }
 
-/// The `bash` tool (course §1): `Run a shell command.`, input `command`. See the module docs for
-/// the output and errors. Commands run in `ws`'s root and are killed after `opts.bash_timeout`.
-pub fn bash(ws: &Workspace, opts: &ToolOptions) -> impl Tool + use<> {
-    let root = ws.root().to_path_buf();
-    let timeout = opts.bash_timeout;
-    FnTool::new(
-        spec("bash", "Run a shell command.", json!({"command": {"type": "string"}}), &["command"]),
-        move |input| {
-            let root = root.clone();
-            Box::pin(async move {
-                let args: Args = parse_input(input)?;
-                run_command(&args.command, &root, timeout).await
-            })
-        },
-    )
+/// `bash` bound to its folder and timeout.
+struct Bash {
+    root: PathBuf,
+    timeout: Duration,
+}
+
+impl TypedTool for Bash {
+    type Args = Args;
+
+    fn spec(&self) -> ToolSpec {
+        spec("bash", "Run a shell command.", json!({"command": {"type": "string"}}), &["command"])
+    }
+
+    fn subject(&self, args: &Args) -> Subject {
+        Subject::Command(args.command.clone())
+    }
+
+    async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
+        run_command(&args.command, &self.root, self.timeout).await
+    }
 }
 
 /// Runs `command` as the `bash` tool does (deny list, `sh -c`, process group, capped capture,

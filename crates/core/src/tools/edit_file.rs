@@ -17,18 +17,27 @@
 
 use std::fs;
 use std::io;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use super::spec;
 use super::write_file::atomic_write;
-use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
+use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
+use crate::messages::ToolSpec;
 use crate::workspace::{Workspace, WsPath};
 
 /// The largest file `edit_file` loads, in bytes (64 MiB): the edit needs the whole text in memory.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The `edit_file` tool (course §1): `Replace exact text in file.`, input `path`, `old_text`,
+/// `new_text`. See the module docs for the output and errors.
+pub fn edit_file(ws: &Workspace) -> impl Tool + use<> {
+    EditFile(ws.clone())
+}
+
+/// The `edit_file` tool's input.
 #[derive(Deserialize)]
 struct Args {
     path: String,
@@ -36,11 +45,13 @@ struct Args {
     new_text: String,
 }
 
-/// The `edit_file` tool (course §1): `Replace exact text in file.`, input `path`, `old_text`,
-/// `new_text`. See the module docs for the output and errors.
-pub fn edit_file(ws: &Workspace) -> impl Tool + use<> {
-    let ws = ws.clone();
-    FnTool::new(
+/// `edit_file` bound to its workspace.
+struct EditFile(Workspace);
+
+impl TypedTool for EditFile {
+    type Args = Args;
+
+    fn spec(&self) -> ToolSpec {
         spec(
             "edit_file",
             "Replace exact text in file.",
@@ -50,21 +61,23 @@ pub fn edit_file(ws: &Workspace) -> impl Tool + use<> {
                 "new_text": {"type": "string"},
             }),
             &["path", "old_text", "new_text"],
-        ),
-        move |input| {
-            let ws = ws.clone();
-            Box::pin(async move {
-                let args: Args = parse_input(input)?;
-                let path = ws.locate(&args.path)?;
-                if args.old_text.is_empty() {
-                    return Err(ToolError::failed("old_text must not be empty"));
-                }
-                tokio::task::spawn_blocking(move || edit(&path, &args.old_text, &args.new_text))
-                    .await
-                    .map_err(|e| ToolError::failed(format!("edit_file stopped: {e}")))?
-            })
-        },
-    )
+        )
+    }
+
+    fn subject(&self, args: &Args) -> Subject {
+        Subject::Path(args.path.clone())
+    }
+
+    async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
+        run_blocking("edit_file", move || {
+            let path = self.0.locate(&args.path)?;
+            if args.old_text.is_empty() {
+                return Err(ToolError::failed("old_text must not be empty"));
+            }
+            edit(&path, &args.old_text, &args.new_text)
+        })
+        .await
+    }
 }
 
 /// The edit itself; blocking.

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
@@ -26,43 +27,74 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::spec;
-use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
+use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
+use crate::messages::ToolSpec;
 use crate::workspace::Workspace;
 
 /// The most paths `glob` lists (course §3).
 pub const MAX_GLOB_RESULTS: usize = 200;
 
+/// The `glob` tool (course §3): `Find files matching a glob pattern.`, input `pattern`. See the
+/// module docs for the output and errors.
+pub fn glob(ws: &Workspace) -> impl Tool + use<> {
+    Glob(ws.clone())
+}
+
+/// The `glob` tool's input.
 #[derive(Deserialize)]
 struct Args {
     pattern: String,
 }
 
-/// The `glob` tool (course §3): `Find files matching a glob pattern.`, input `pattern`. See the
-/// module docs for the output and errors.
-pub fn glob(ws: &Workspace) -> impl Tool + use<> {
-    let ws = ws.clone();
-    FnTool::new(
+/// `glob` bound to its workspace.
+struct Glob(Workspace);
+
+impl TypedTool for Glob {
+    type Args = Args;
+
+    fn spec(&self) -> ToolSpec {
         spec(
             "glob",
             "Find files matching a glob pattern.",
             json!({"pattern": {"type": "string"}}),
             &["pattern"],
-        ),
-        move |input| {
-            let ws = ws.clone();
-            Box::pin(async move {
-                let args: Args = parse_input(input)?;
-                tokio::task::spawn_blocking(move || find(&ws, &args.pattern))
-                    .await
-                    .map_err(|e| ToolError::failed(format!("glob stopped: {e}")))?
-            })
-        },
-    )
+        )
+    }
+
+    fn subject(&self, args: &Args) -> Subject {
+        Subject::PathPattern { pattern: args.pattern.clone(), base: glob_base(&args.pattern) }
+    }
+
+    async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
+        run_blocking("glob", move || find(&self.0, &args.pattern)).await
+    }
 }
 
 /// Whether a pattern component holds glob syntax.
 fn is_glob(component: &str) -> bool {
     component.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+/// How many of `parts` (a pattern's components) come before the first one with glob syntax: the
+/// literal leading folders the walk can start from. The one rule that both the walk and the
+/// permission check ([`glob_base`]) follow.
+fn literal_prefix(parts: &[&str]) -> usize {
+    parts.iter().take_while(|p| !is_glob(p)).count()
+}
+
+/// The literal folder a glob pattern starts from, as the model wrote it: the components before
+/// the first one with glob syntax (`../../etc/*.conf` → `../../etc`, `**/*.rs` → `.`,
+/// `/*` → `/`). The permission check asks the workspace rule about this folder.
+pub fn glob_base(pattern: &str) -> String {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let base = parts[..literal_prefix(&parts)].join("/");
+    if base.is_empty() && pattern.starts_with('/') {
+        "/".to_string()
+    } else if base.is_empty() {
+        ".".to_string()
+    } else {
+        base
+    }
 }
 
 /// Runs one glob; blocking.
@@ -103,7 +135,7 @@ fn find(ws: &Workspace, pattern: &str) -> Result<String, ToolError> {
         .compile_matcher();
 
     // Walk only below the literal leading folders (never the last component).
-    let literal = parts[..parts.len() - 1].iter().take_while(|p| !is_glob(p)).count();
+    let literal = literal_prefix(&parts[..parts.len() - 1]);
     let prefix = parts[..literal].join("/");
     let start = match ws.locate(&prefix) {
         Ok(p) if p.is_dir() => p,

@@ -1,7 +1,10 @@
 //! The tools: `bash`, `read_file`, `write_file`, `edit_file` (course §1, s02) and `glob` (course §3).
 //!
-//! One file per tool. Each constructor takes the [`Workspace`], so every path goes through the one
-//! workspace rule, and returns an `impl Tool` for the [`DispatchMap`]. Failures are
+//! One file per tool. Each is a [`TypedTool`](crate::dispatch::TypedTool): its `Args` type (parsed
+//! once by the dispatch map), what those arguments are about (a
+//! [`Subject`](crate::dispatch::Subject): the command, the path, the pattern), and its run. Each
+//! constructor takes the [`Workspace`], so every path goes through the one workspace rule, and
+//! returns an `impl Tool` for the [`DispatchMap`]. Failures are
 //! [`ToolError`](crate::dispatch::ToolError)s, which the map sends back as `Error: …`.
 //!
 //! | tool | input | output |
@@ -28,7 +31,7 @@ use crate::workspace::Workspace;
 
 pub use bash::{bash, run_command};
 pub use edit_file::edit_file;
-pub use glob::glob;
+pub use glob::{glob, glob_base};
 pub use read_file::{COUNT_BYTES, read_file};
 pub use write_file::write_file;
 

@@ -22,12 +22,14 @@
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{MAX_OUTPUT_CHARS, cut_chars, spec};
-use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
+use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
+use crate::messages::ToolSpec;
 use crate::workspace::{Workspace, WsPath};
 
 /// Bytes of the shown lines kept in memory: enough for 50,000 characters of up to 4 bytes each.
@@ -38,35 +40,45 @@ const CHUNK: usize = 64 * 1024;
 /// How many bytes after the shown lines are scanned to count the lines left.
 pub const COUNT_BYTES: u64 = 4 * 1024 * 1024;
 
+/// The `read_file` tool (course §1): `Read file contents.`, input `path` and optional integer
+/// `limit`. See the module docs for the output and errors.
+pub fn read_file(ws: &Workspace) -> impl Tool + use<> {
+    ReadFile(ws.clone())
+}
+
+/// The `read_file` tool's input.
 #[derive(Deserialize)]
 struct Args {
     path: String,
     limit: Option<u64>,
 }
 
-/// The `read_file` tool (course §1): `Read file contents.`, input `path` and optional integer
-/// `limit`. See the module docs for the output and errors.
-pub fn read_file(ws: &Workspace) -> impl Tool + use<> {
-    let ws = ws.clone();
-    FnTool::new(
+/// `read_file` bound to its workspace.
+struct ReadFile(Workspace);
+
+impl TypedTool for ReadFile {
+    type Args = Args;
+
+    fn spec(&self) -> ToolSpec {
         spec(
             "read_file",
             "Read file contents.",
             json!({"path": {"type": "string"}, "limit": {"type": "integer"}}),
             &["path"],
-        ),
-        move |input| {
-            let ws = ws.clone();
-            Box::pin(async move {
-                let args: Args = parse_input(input)?;
-                let path = ws.locate(&args.path)?;
-                let limit = args.limit.filter(|&l| l > 0);
-                tokio::task::spawn_blocking(move || read(&path, limit))
-                    .await
-                    .map_err(|e| ToolError::failed(format!("read_file stopped: {e}")))?
-            })
-        },
-    )
+        )
+    }
+
+    fn subject(&self, args: &Args) -> Subject {
+        Subject::Path(args.path.clone())
+    }
+
+    async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
+        run_blocking("read_file", move || {
+            let path = self.0.locate(&args.path)?;
+            read(&path, args.limit.filter(|&l| l > 0))
+        })
+        .await
+    }
 }
 
 /// Reads `path` as described in the module docs; blocking.

@@ -14,52 +14,62 @@
 use std::fs::{self, Permissions};
 use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use super::spec;
-use crate::dispatch::{FnTool, Tool, ToolError, parse_input};
+use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
+use crate::messages::ToolSpec;
 use crate::workspace::{Workspace, WsPath};
 
+/// The `write_file` tool (course §1): `Write content to file.`, input `path` and `content`. See
+/// the module docs for the output and errors.
+pub fn write_file(ws: &Workspace) -> impl Tool + use<> {
+    WriteFile(ws.clone())
+}
+
+/// The `write_file` tool's input.
 #[derive(Deserialize)]
 struct Args {
     path: String,
     content: String,
 }
 
-/// The `write_file` tool (course §1): `Write content to file.`, input `path` and `content`. See
-/// the module docs for the output and errors.
-pub fn write_file(ws: &Workspace) -> impl Tool + use<> {
-    let ws = ws.clone();
-    FnTool::new(
+/// `write_file` bound to its workspace.
+struct WriteFile(Workspace);
+
+impl TypedTool for WriteFile {
+    type Args = Args;
+
+    fn spec(&self) -> ToolSpec {
         spec(
             "write_file",
             "Write content to file.",
             json!({"path": {"type": "string"}, "content": {"type": "string"}}),
             &["path", "content"],
-        ),
-        move |input| {
-            let ws = ws.clone();
-            Box::pin(async move {
-                let args: Args = parse_input(input)?;
-                let path = ws.locate(&args.path)?;
-                let n = args.content.len();
-                tokio::task::spawn_blocking(move || {
-                    if path.is_dir() {
-                        return Err(ToolError::Failed(format!("{} is a folder, not a file", path.given())));
-                    }
-                    if let Some(parent) = path.parent() {
-                        fs::create_dir_all(parent).map_err(|e| write_error(&path, e))?;
-                    }
-                    atomic_write(&path, args.content.as_bytes())
-                })
-                .await
-                .map_err(|e| ToolError::failed(format!("write_file stopped: {e}")))??;
-                Ok(format!("Wrote {n} bytes to {}", args.path))
-            })
-        },
-    )
+        )
+    }
+
+    fn subject(&self, args: &Args) -> Subject {
+        Subject::Path(args.path.clone())
+    }
+
+    async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
+        run_blocking("write_file", move || {
+            let path = self.0.locate(&args.path)?;
+            if path.is_dir() {
+                return Err(ToolError::Failed(format!("{} is a folder, not a file", path.given())));
+            }
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|e| write_error(&path, e))?;
+            }
+            atomic_write(&path, args.content.as_bytes())?;
+            Ok(format!("Wrote {} bytes to {}", args.content.len(), args.path))
+        })
+        .await
+    }
 }
 
 /// `Cannot write PATH: ERROR`.
