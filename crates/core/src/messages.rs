@@ -192,23 +192,73 @@ impl Serialize for ContentBlock {
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
+    /// Lenient on purpose (NOTES-BOUNDARIES §4: compatible endpoints leave fields out). A block
+    /// whose `type` is `text`, `tool_use` or `tool_result` always becomes that variant, whatever
+    /// its other fields hold, so the loop and `normalize_messages` always see it:
+    /// - a missing or `null` string field is `""`; a number or other value is its JSON text;
+    /// - a `tool_use` without `input` (or with `null`) gets `{}`; an `input` that is a string
+    ///   holding a JSON object is that object; any other value is kept (the tool's own input
+    ///   check rejects it, and `normalize_messages` sends `{}` in its place);
+    /// - a `tool_result` without `content` gets `""`.
+    ///
+    /// Any other type is kept verbatim in [`ContentBlock::Other`].
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
-        let Some(Value::String(kind)) = value.get("type") else {
-            return Err(D::Error::custom("content block without a string \"type\""));
+        let Value::Object(mut map) = value else {
+            return Err(D::Error::custom("a content block is not a JSON object"));
         };
-        let mut body = value.clone();
-        if let Value::Object(map) = &mut body {
-            map.remove("type");
+        let kind = match map.get("type") {
+            Some(Value::String(kind)) => kind.clone(),
+            _ => return Err(D::Error::custom("content block without a string \"type\"")),
+        };
+        match kind.as_str() {
+            "text" | "tool_use" | "tool_result" => {
+                map.remove("type");
+            }
+            _ => return Ok(ContentBlock::Other(Value::Object(map))),
         }
-        let typed = match kind.as_str() {
-            "text" => serde_json::from_value(body).map(ContentBlock::Text),
-            "tool_use" => serde_json::from_value(body).map(ContentBlock::ToolUse),
-            "tool_result" => serde_json::from_value(body).map(ContentBlock::ToolResult),
-            _ => return Ok(ContentBlock::Other(value)),
-        };
-        // A known type with an unexpected shape is still kept verbatim rather than rejected.
-        Ok(typed.unwrap_or(ContentBlock::Other(value)))
+        Ok(match kind.as_str() {
+            "text" => ContentBlock::Text(TextBlock { text: take_string(&mut map, "text"), extra: map }),
+            "tool_use" => {
+                let input = match map.remove("input") {
+                    None | Some(Value::Null) => Value::Object(Map::new()),
+                    Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
+                        Ok(object @ Value::Object(_)) => object,
+                        _ => Value::String(text),
+                    },
+                    Some(other) => other,
+                };
+                let id = take_string(&mut map, "id");
+                let name = take_string(&mut map, "name");
+                ContentBlock::ToolUse(ToolUseBlock { id, name, input, extra: map })
+            }
+            _ => {
+                let tool_use_id = take_string(&mut map, "tool_use_id");
+                let content = match map.remove("content") {
+                    None | Some(Value::Null) => MessageContent::Text(String::new()),
+                    Some(Value::String(text)) => MessageContent::Text(text),
+                    Some(other) => match serde_json::from_value::<Vec<ContentBlock>>(other.clone()) {
+                        Ok(blocks) => MessageContent::Blocks(blocks.into()),
+                        Err(_) => MessageContent::Text(other.to_string()),
+                    },
+                };
+                let is_error = match map.remove("is_error") {
+                    Some(Value::Bool(b)) => Some(b),
+                    _ => None,
+                };
+                ContentBlock::ToolResult(ToolResultBlock { tool_use_id, content, is_error, extra: map })
+            }
+        })
+    }
+}
+
+/// Removes `field` from `map` as a string: `""` when missing or `null`, the JSON text of any
+/// other non-string value.
+fn take_string(map: &mut Map<String, Value>, field: &str) -> String {
+    match map.remove(field) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s,
+        Some(other) => other.to_string(),
     }
 }
 
@@ -225,8 +275,11 @@ pub enum StopReason {
     StopSequence,
     /// A long server-side turn was paused; send the content back to continue.
     PauseTurn,
-    /// The model declined to answer.
+    /// The model declined to answer; [`MessagesResponse::stop_details`] may say why.
     Refusal,
+    /// The conversation filled the model's context window; the answer is truncated. Anthropic and
+    /// Z.ai/GLM send it as an HTTP 200.
+    ModelContextWindowExceeded,
     /// Any other value, kept as sent.
     Other(String),
 }
@@ -241,6 +294,7 @@ impl StopReason {
             StopReason::StopSequence => "stop_sequence",
             StopReason::PauseTurn => "pause_turn",
             StopReason::Refusal => "refusal",
+            StopReason::ModelContextWindowExceeded => "model_context_window_exceeded",
             StopReason::Other(s) => s,
         }
     }
@@ -262,6 +316,7 @@ impl<'de> Deserialize<'de> for StopReason {
             "stop_sequence" => StopReason::StopSequence,
             "pause_turn" => StopReason::PauseTurn,
             "refusal" => StopReason::Refusal,
+            "model_context_window_exceeded" => StopReason::ModelContextWindowExceeded,
             _ => StopReason::Other(s),
         })
     }
@@ -314,39 +369,102 @@ pub struct Usage {
 }
 
 /// A response of `POST /v1/messages`: `{"id","type":"message","role":"assistant","content",…}`.
+///
+/// Read leniently (NOTES-BOUNDARIES §4): every field may be missing except that the body must
+/// hold `content` or `stop_reason`, so that another API's JSON (an OpenAI-style `choices`, say) is
+/// an error rather than an empty answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "WireResponse")]
 pub struct MessagesResponse {
     /// The message id, such as `msg_01…`.
-    #[serde(default)]
     pub id: String,
     /// Always `message` for a successful response.
-    #[serde(rename = "type", default = "message_type")]
+    #[serde(rename = "type")]
     pub kind: String,
     /// Always `assistant`.
-    #[serde(default = "assistant_role")]
     pub role: Role,
-    /// The content blocks, in order.
+    /// The content blocks, in order. Missing or `null` reads as empty when `stop_reason` is set
+    /// (Z.ai's context-overflow answer).
     pub content: Vec<ContentBlock>,
     /// The model that answered.
-    #[serde(default)]
     pub model: String,
     /// Why generation stopped; `None` only inside an unfinished stream.
-    #[serde(default)]
     pub stop_reason: Option<StopReason>,
     /// The stop sequence that was hit, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_sequence: Option<String>,
+    /// Why the model refused, with `stop_reason: "refusal"`; streamed in `message_delta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_details: Option<StopDetails>,
     /// Token counts.
-    #[serde(default)]
     pub usage: Usage,
+}
+
+/// `stop_details` of a refusal: `{"type": "refusal", "category": …, "explanation": …}`.
+/// Source: Messages API, "Handling stop reasons" (refusal). The explanation's wording is not stable,
+/// so it is shown, never matched.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StopDetails {
+    /// `refusal`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// `cyber`, `bio`, `frontier_llm`, `reasoning_extraction`, `general_harms`, or `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// A sentence for the user, or `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+    /// Fields this crate does not model, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// [`MessagesResponse`] as read, before the check that it is one.
+#[derive(Deserialize)]
+struct WireResponse {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    role: Option<Role>,
+    #[serde(default)]
+    content: Option<Vec<ContentBlock>>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    stop_reason: Option<StopReason>,
+    #[serde(default)]
+    stop_sequence: Option<String>,
+    #[serde(default)]
+    stop_details: Option<StopDetails>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+impl TryFrom<WireResponse> for MessagesResponse {
+    type Error = String;
+
+    fn try_from(w: WireResponse) -> Result<Self, String> {
+        if w.content.is_none() && w.stop_reason.is_none() {
+            return Err("neither `content` nor `stop_reason`: not a Messages API response".into());
+        }
+        Ok(Self {
+            id: w.id.unwrap_or_default(),
+            kind: w.kind.unwrap_or_else(message_type),
+            role: w.role.unwrap_or(Role::Assistant),
+            content: w.content.unwrap_or_default(),
+            model: w.model.unwrap_or_default(),
+            stop_reason: w.stop_reason,
+            stop_sequence: w.stop_sequence,
+            stop_details: w.stop_details,
+            usage: w.usage.unwrap_or_default(),
+        })
+    }
 }
 
 fn message_type() -> String {
     "message".to_owned()
-}
-
-fn assistant_role() -> Role {
-    Role::Assistant
 }
 
 impl MessagesResponse {

@@ -1,67 +1,232 @@
-//! `normalize_messages`: repair a copy of the history before every request.
+//! `normalize_messages`: the one place that makes a request sendable, whatever the history holds.
 //!
-//! Source: course §1. The stored history is never rewritten (course issue #37); the loop sends
-//! `normalize_messages(&history)` instead. Three steps, in order:
+//! Source: course §1, and the Messages API's request rules (NOTES-BOUNDARIES §1). The stored
+//! history is never rewritten (course issue #37); the loop sends `normalize_messages(&history)`
+//! instead, so an odd answer from an endpoint can never poison every later request.
+//!
+//! The course's three steps, extended so that every rule below holds for the copy:
 //! 1. keep only `role` and `content`, and drop block fields whose names start with `_`;
 //! 2. give every `tool_use` without a matching `tool_result` in the next message a `(cancelled)`
 //!    result, inserted right after its assistant message (strict endpoints reject orphans; an
 //!    interrupted turn leaves them);
 //! 3. merge consecutive messages of the same role, turning string content into a `text` block.
 //!
-//! After step 3 any `text` block that followed `tool_result` blocks stays after them, because
-//! merging only concatenates block lists in order and step 2 puts results first.
+//! The rules, each with the start of the 400 `invalid_request_error` it prevents:
+//!
+//! | rule | repair | the API's text |
+//! |---|---|---|
+//! | no text block is empty or whitespace-only | the block is dropped | `text content blocks must be non-empty`, `text content blocks must contain non-whitespace text` |
+//! | every message has content, except an optional final assistant message | a message left empty is dropped, and its neighbours, now of the same role, merge (step 3) | `all messages must have non-empty content except for the optional final assistant message` |
+//! | a final assistant message does not end in whitespace | its last text block is trimmed | `final assistant content cannot end with trailing whitespace` |
+//! | every `tool_use` id matches `^[a-zA-Z0-9_-]+$` and is unique in the request | other characters become `_`, an empty id becomes `toolu_mI_bJ`, a repeated one gets `_2`, `_3`…; the `tool_result`s that answer it are renamed to match, in order | `` `tool_use` ids must be unique `` |
+//! | every `tool_use` has a name and an object `input` | an empty name becomes `unnamed_tool`, any other `input` becomes `{}` | `tool_use.input: Input should be a valid dictionary` |
+//! | every `tool_use` is answered in the very next message, a user message | a `(cancelled)` result is added (step 2); a user message is inserted when none follows | `` `tool_use` ids were found without `tool_result` blocks immediately after `` |
+//! | `tool_result` blocks come before any other block of their message | they are moved first, other blocks keep their order | the docs show text-then-`tool_result` as a 400 |
+//! | every `tool_result` answers a `tool_use` of the message just before it, once | any other becomes a `text` block that says whose result it is, so nothing is lost | `` unexpected `tool_use_id` found in `tool_result` blocks `` |
+//!
+//! Never repaired away: a `tool_use` (it may have run; it keeps its result), and `thinking` or
+//! any block of a type this crate does not model (the API wants them back unchanged).
+//!
+//! A history with nothing to repair costs one pass and no copy of its blocks: messages share
+//! their blocks with the history (`Arc`), and only a message that changes is rebuilt.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::messages::{ContentBlock, Message, MessageContent, Role};
+use crate::messages::{ContentBlock, Message, MessageContent, Role, ToolResultBlock, ToolUseBlock};
 
 /// The `tool_result` content given to a `tool_use` that never got one.
 pub const CANCELLED: &str = "(cancelled)";
 
+/// The name sent for a `tool_use` that came without one.
+pub const UNNAMED: &str = "unnamed_tool";
+
 /// Returns the repaired copy of `history` to send; `history` itself is left untouched.
 pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
-    // One pass, one copy of each message: clean it (step 1), answer its orphans (step 2), and
-    // merge it into the previous message when the roles match (step 3).
+    // Steps 1 and 3, with the empty text blocks and empty messages dropped on the way.
     let mut out: Vec<Message> = Vec::with_capacity(history.len() + 1);
-    for (i, message) in history.iter().enumerate() {
-        let cleaned =
-            Message { role: message.role, content: strip_private(&message.content), extra: Map::new() };
-        push_merged(&mut out, cleaned);
-        if message.role != Role::Assistant {
-            continue;
-        }
-        let MessageContent::Blocks(blocks) = &message.content else { continue };
-        // The API wants each result in the very next message, so only that one can answer.
-        let answered = answered_ids(history.get(i + 1));
-        let orphans: Vec<ContentBlock> = blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::ToolUse(u) if !answered.contains(&u.id.as_str()) => {
-                    Some(ContentBlock::tool_result(u.id.clone(), CANCELLED, false))
-                }
-                _ => None,
-            })
-            .collect();
-        if !orphans.is_empty() {
-            push_merged(&mut out, Message::user_blocks(orphans));
+    for message in history {
+        if let Some(content) = clean(&message.content) {
+            push_merged(&mut out, Message { role: message.role, content, extra: Map::new() });
         }
     }
+    // Step 2, with the tool_use ids, names and inputs made valid first.
+    pair_tool_calls(&mut out);
+    trim_final_assistant(&mut out);
     out
 }
 
-/// The `tool_use_id`s that `next` answers, when it is a user message.
-fn answered_ids(next: Option<&Message>) -> Vec<&str> {
-    match next {
-        Some(Message { role: Role::User, content: MessageContent::Blocks(blocks), .. }) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
+/// One `tool_use` of an assistant message: its id in the history, the id sent, and whether the
+/// next message answers it.
+struct Call {
+    original: String,
+    id: String,
+    answered: bool,
+}
+
+/// Makes every `tool_use` valid and unique, and answers each in the next message (step 2).
+fn pair_tool_calls(out: &mut Vec<Message>) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut calls: Vec<Call> = Vec::new();
+    let mut i = 0;
+    while i < out.len() {
+        if out[i].role == Role::Assistant {
+            calls = repair_tool_uses(&mut out[i], &mut seen, i);
+            if !calls.is_empty() && out.get(i + 1).is_none_or(|m| m.role != Role::User) {
+                out.insert(i + 1, Message::user_blocks(Vec::new()));
+            }
+        } else {
+            answer(&mut out[i], &mut calls);
+            calls.clear();
+        }
+        i += 1;
+    }
+}
+
+/// Fixes the ids, names and inputs of the `tool_use` blocks of `message` (at `index` in the
+/// request) and returns its calls in order.
+fn repair_tool_uses(message: &mut Message, seen: &mut HashSet<String>, index: usize) -> Vec<Call> {
+    let MessageContent::Blocks(blocks) = &message.content else { return Vec::new() };
+    let mut calls = Vec::new();
+    let mut rebuilt: Option<Vec<ContentBlock>> = None;
+    for (j, block) in blocks.iter().enumerate() {
+        let ContentBlock::ToolUse(call) = block else { continue };
+        let id = unique_id(&call.id, seen, index, j);
+        if id != call.id || call.name.is_empty() || !call.input.is_object() {
+            let fixed = ToolUseBlock {
+                id: id.clone(),
+                name: if call.name.is_empty() { UNNAMED.to_owned() } else { call.name.clone() },
+                input: if call.input.is_object() { call.input.clone() } else { Value::Object(Map::new()) },
+                extra: call.extra.clone(),
+            };
+            rebuilt.get_or_insert_with(|| blocks.to_vec())[j] = ContentBlock::ToolUse(fixed);
+        }
+        calls.push(Call { original: call.id.clone(), id, answered: false });
+    }
+    if let Some(blocks) = rebuilt {
+        message.content = MessageContent::Blocks(blocks.into());
+    }
+    calls
+}
+
+/// A valid id for `raw`, unique among `seen` (which then holds it): characters outside
+/// `[a-zA-Z0-9_-]` become `_`, an empty id is named after its place, a repeat gets a suffix.
+fn unique_id(raw: &str, seen: &mut HashSet<String>, index: usize, block: usize) -> String {
+    let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let base: String = if raw.is_empty() {
+        format!("toolu_m{index}_b{block}")
+    } else {
+        raw.chars().map(|c| if valid(c) { c } else { '_' }).collect()
+    };
+    let mut id = base.clone();
+    let mut n = 2;
+    while seen.contains(&id) {
+        id = format!("{base}_{n}");
+        n += 1;
+    }
+    seen.insert(id.clone());
+    id
+}
+
+/// Makes user `message` answer exactly `calls`: each `tool_result` claims the first unanswered
+/// call with its id (so repeated ids pair up in order) and takes the id sent for it; calls left
+/// unanswered get `(cancelled)`; results that answer nothing become text; results go first.
+fn answer(message: &mut Message, calls: &mut [Call]) {
+    let blocks: &[ContentBlock] = match &message.content {
+        MessageContent::Blocks(blocks) => blocks,
+        MessageContent::Text(_) => &[],
+    };
+    let mut claims: Vec<Option<usize>> = Vec::with_capacity(blocks.len());
+    let mut unchanged = true;
+    let mut after_other = false;
+    for block in blocks {
+        let claim = match block {
+            ContentBlock::ToolResult(r) => {
+                let claim = calls.iter().position(|c| !c.answered && c.original == r.tool_use_id);
+                match claim {
+                    Some(k) => {
+                        calls[k].answered = true;
+                        unchanged &= calls[k].id == r.tool_use_id && !after_other;
+                    }
+                    None => unchanged = false,
+                }
+                claim
+            }
+            _ => {
+                after_other = true;
+                None
+            }
+        };
+        claims.push(claim);
+    }
+    if unchanged && calls.iter().all(|c| c.answered) {
+        return;
+    }
+    let mut results: Vec<ContentBlock> = calls
+        .iter()
+        .filter(|c| !c.answered)
+        .map(|c| ContentBlock::tool_result(c.id.clone(), CANCELLED, false))
+        .collect();
+    let mut rest = Vec::new();
+    for (block, claim) in blocks.iter().zip(claims) {
+        match (block, claim) {
+            (ContentBlock::ToolResult(r), Some(k)) => {
+                results.push(ContentBlock::ToolResult(ToolResultBlock {
+                    tool_use_id: calls[k].id.clone(),
+                    ..r.clone()
+                }))
+            }
+            (ContentBlock::ToolResult(r), None) => rest.push(orphan_as_text(r)),
+            (other, _) => rest.push(other.clone()),
+        }
+    }
+    if let MessageContent::Text(text) = &message.content {
+        rest.push(ContentBlock::text(text.clone()));
+    }
+    results.extend(rest);
+    message.content = MessageContent::Blocks(results.into());
+}
+
+/// A `tool_result` that answers no call of the message before it, as a `text` block.
+fn orphan_as_text(result: &ToolResultBlock) -> ContentBlock {
+    let content: Vec<String> = result
+        .content
+        .to_blocks()
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text(t) => t.text.clone(),
+            other => format!("[{} block]", other.kind()),
+        })
+        .collect();
+    ContentBlock::text(format!(
+        "(the result of tool call {:?}, whose call is not in the message before: {})",
+        result.tool_use_id,
+        content.join("\n")
+    ))
+}
+
+/// The last message, when it is the assistant's (a prefill, or `pause_turn`'s content), must
+/// not end in whitespace.
+fn trim_final_assistant(out: &mut [Message]) {
+    let Some(last) = out.last_mut().filter(|m| m.role == Role::Assistant) else { return };
+    match &last.content {
+        MessageContent::Text(text) if text.trim_end().len() != text.len() => {
+            last.content = MessageContent::Text(text.trim_end().to_owned());
+        }
+        MessageContent::Blocks(blocks) => {
+            if let Some(ContentBlock::Text(t)) = blocks.last()
+                && t.text.trim_end().len() != t.text.len()
+            {
+                let mut blocks = blocks.to_vec();
+                if let Some(ContentBlock::Text(t)) = blocks.last_mut() {
+                    t.text.truncate(t.text.trim_end().len());
+                }
+                last.content = MessageContent::Blocks(blocks.into());
+            }
+        }
+        MessageContent::Text(_) => {}
     }
 }
 
@@ -85,14 +250,28 @@ fn tool_results_first(blocks: Vec<ContentBlock>) -> Vec<ContentBlock> {
     results.into_iter().chain(rest).collect()
 }
 
-fn strip_private(content: &MessageContent) -> MessageContent {
+/// A text block the API rejects: empty or whitespace-only.
+fn is_blank_text(block: &ContentBlock) -> bool {
+    matches!(block, ContentBlock::Text(t) if t.text.trim().is_empty())
+}
+
+/// Step 1 and the blank-text rule for one message's content; `None` when nothing is left.
+fn clean(content: &MessageContent) -> Option<MessageContent> {
     match content {
-        MessageContent::Text(t) => MessageContent::Text(t.clone()),
-        // The common case, nothing private: share the blocks instead of copying them.
-        MessageContent::Blocks(blocks) if !blocks.iter().any(has_private_field) => {
-            MessageContent::Blocks(Arc::clone(blocks))
+        MessageContent::Text(t) if t.trim().is_empty() => None,
+        MessageContent::Text(t) => Some(MessageContent::Text(t.clone())),
+        MessageContent::Blocks(blocks) if blocks.is_empty() => None,
+        // The common case, nothing to change: share the blocks instead of copying them.
+        MessageContent::Blocks(blocks)
+            if !blocks.iter().any(|b| has_private_field(b) || is_blank_text(b)) =>
+        {
+            Some(MessageContent::Blocks(Arc::clone(blocks)))
         }
-        MessageContent::Blocks(blocks) => MessageContent::Blocks(blocks.iter().map(strip_block).collect()),
+        MessageContent::Blocks(blocks) => {
+            let kept: Vec<ContentBlock> =
+                blocks.iter().filter(|b| !is_blank_text(b)).map(strip_block).collect();
+            (!kept.is_empty()).then(|| MessageContent::Blocks(kept.into()))
+        }
     }
 }
 
@@ -209,5 +388,122 @@ mod tests {
         let before = history.clone();
         let _ = normalize_messages(&history);
         assert_eq!(history, before);
+    }
+
+    fn sent(history: Value) -> Value {
+        serde_json::to_value(normalize_messages(&msgs(history))).unwrap()
+    }
+
+    #[test]
+    fn empty_answers_and_blank_text_blocks_are_dropped_and_the_neighbours_merge() {
+        let out = sent(json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": []},
+            {"role": "user", "content": "again"},
+            {"role": "assistant", "content": [{"type": "text", "text": " \n"}, {"type": "text", "text": "ok"}]},
+            {"role": "user", "content": "  "}
+        ]));
+        assert_eq!(
+            out,
+            json!([
+                {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "again"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn duplicate_and_invalid_ids_are_renamed_with_their_results_in_order() {
+        let out = sent(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t", "name": "a", "input": {}},
+                {"type": "tool_use", "id": "t", "name": "b", "input": {}},
+                {"type": "tool_use", "id": "functions.bash:0", "name": "", "input": "ls"},
+                {"type": "tool_use", "id": "", "name": "c", "input": {}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t", "content": "from a"},
+                {"type": "tool_result", "tool_use_id": "t", "content": "from b"},
+                {"type": "tool_result", "tool_use_id": "functions.bash:0", "content": "ran"},
+                {"type": "tool_result", "tool_use_id": "", "content": "c ran"}
+            ]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "a", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "again"}]}
+        ]));
+        assert_eq!(
+            out[1]["content"],
+            json!([
+                {"type": "tool_use", "id": "t", "name": "a", "input": {}},
+                {"type": "tool_use", "id": "t_2", "name": "b", "input": {}},
+                {"type": "tool_use", "id": "functions_bash_0", "name": "unnamed_tool", "input": {}},
+                {"type": "tool_use", "id": "toolu_m1_b3", "name": "c", "input": {}}
+            ])
+        );
+        assert_eq!(
+            out[2]["content"],
+            json!([
+                {"type": "tool_result", "tool_use_id": "t", "content": "from a"},
+                {"type": "tool_result", "tool_use_id": "t_2", "content": "from b"},
+                {"type": "tool_result", "tool_use_id": "functions_bash_0", "content": "ran"},
+                {"type": "tool_result", "tool_use_id": "toolu_m1_b3", "content": "c ran"}
+            ])
+        );
+        assert_eq!(out[3]["content"][0]["id"], "t_3");
+        assert_eq!(out[4]["content"][0]["tool_use_id"], "t_3");
+    }
+
+    #[test]
+    fn results_that_answer_nothing_become_text_after_the_real_results() {
+        let out = sent(json!([
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "stray"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "text", "text": "note"},
+                {"type": "tool_result", "tool_use_id": "a", "content": "ok"},
+                {"type": "tool_result", "tool_use_id": "a", "content": "twice"}
+            ]}
+        ]));
+        assert_eq!(out[0]["content"][0]["type"], "text");
+        assert!(out[0]["content"][0]["text"].as_str().unwrap().contains("stray"));
+        let last = out[2]["content"].as_array().unwrap();
+        assert_eq!(last[0], json!({"type": "tool_result", "tool_use_id": "a", "content": "ok"}));
+        assert_eq!(last[1], json!({"type": "text", "text": "note"}));
+        assert!(last[2]["text"].as_str().unwrap().contains("twice"));
+    }
+
+    #[test]
+    fn a_final_tool_use_is_answered_and_a_final_assistant_text_is_trimmed() {
+        let out = sent(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}]}
+        ]));
+        assert_eq!(
+            out[2],
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "(cancelled)"}]})
+        );
+        let out = sent(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "part \n"}]}
+        ]));
+        assert_eq!(out[1]["content"][0], json!({"type": "thinking", "thinking": "t", "signature": "s"}));
+        assert_eq!(out[1]["content"][1], json!({"type": "text", "text": "part"}));
+    }
+
+    #[test]
+    fn a_history_with_nothing_to_repair_shares_its_blocks() {
+        let history = msgs(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "ok"}]}
+        ]));
+        let out = normalize_messages(&history);
+        for (sent, kept) in out.iter().zip(&history).skip(1) {
+            let (MessageContent::Blocks(a), MessageContent::Blocks(b)) = (&sent.content, &kept.content)
+            else {
+                panic!("blocks expected")
+            };
+            assert!(Arc::ptr_eq(a, b));
+        }
     }
 }

@@ -19,15 +19,26 @@
 //! - [`MessageAccumulator`] builds the message: text from `text_delta`, a `tool_use` input from the
 //!   `input_json_delta` fragments parsed once at `content_block_stop` (empty means `{}`), `thinking`
 //!   and `signature` deltas into the raw block, `stop_reason` and cumulative `usage` from
-//!   `message_delta`. A stream that ends before `message_stop` is an error, never a shorter message.
+//!   `message_delta`. The message is complete at `message_stop`, or when the body ends after a
+//!   `message_delta` with a stop reason and no open block (both official SDKs finish there too,
+//!   NOTES-BOUNDARIES §3); a body that ends earlier is an error, never a shorter message.
+//! - Tolerated, since compatible endpoints send them: a `message_start` without `content`, the same
+//!   `message_start` twice, a final event without its blank line ([`SseParser::finish`]). Still
+//!   rejected: a second `message_start` for a different message (two answers spliced together).
+//! - One streamed answer may accumulate at most [`MAX_ANSWER`] bytes of deltas.
 
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::messages::{ContentBlock, MessagesResponse, StopReason};
+use crate::messages::{ContentBlock, MessagesResponse, StopDetails, StopReason};
 
 /// The longest SSE line accepted, in bytes (16 MiB); a longer one is a [`ApiError::Decode`].
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// The most one streamed answer may accumulate, in bytes of deltas (64 MiB, the JSON path's bound
+/// on a body). Beyond it the answer is dropped with an [`ApiError::Decode`] that says so, instead
+/// of growing the process without end.
+pub const MAX_ANSWER: usize = 64 * 1024 * 1024;
 
 /// One dispatched SSE event: its `event:` name (`message` when absent) and its `data:` lines
 /// joined with `\n`.
@@ -104,6 +115,23 @@ impl SseParser {
         !self.line.is_empty() || self.has_data || !self.event.is_empty()
     }
 
+    /// The body ended: ends the current line and dispatches the event it completes, if any. Both
+    /// official SDKs would drop such an event; a body that ends right after its last `data:`
+    /// line (the Python SDK's own test fixture does) still carries a whole event, so it is kept.
+    /// Whether the event is whole is for its JSON to tell ([`finish_stream`]).
+    ///
+    /// # Errors
+    /// As [`SseParser::push`], for the unterminated last line.
+    pub fn finish(&mut self) -> Result<Option<Frame>, ApiError> {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            if let Some(frame) = self.line_done(&line)? {
+                return Ok(Some(frame));
+            }
+        }
+        self.line_done(b"")
+    }
+
     fn line_done(&mut self, raw: &[u8]) -> Result<Option<Frame>, ApiError> {
         let mut raw = raw;
         if !self.started {
@@ -142,12 +170,36 @@ impl SseParser {
     }
 }
 
-/// Parses a whole body at once: the frames of [`SseParser::push`] on one chunk.
+/// Parses a whole body at once: the frames of [`SseParser::push`] on one chunk, then the final
+/// one [`SseParser::finish`] completes.
 ///
 /// # Errors
 /// As [`SseParser::push`].
 pub fn parse_all(body: &[u8]) -> Result<Vec<Frame>, ApiError> {
-    SseParser::new().push(body)
+    let mut parser = SseParser::new();
+    let mut frames = parser.push(body)?;
+    frames.extend(parser.finish()?);
+    Ok(frames)
+}
+
+/// The body of a stream ended: applies the last event if the body ended without its blank line,
+/// then returns the message.
+///
+/// # Errors
+/// [`ApiError::Incomplete`] when the body ended inside an event (its data is not whole JSON) or
+/// before the message was complete; otherwise as [`MessageAccumulator::apply`] and
+/// [`MessageAccumulator::finish`].
+pub fn finish_stream(
+    parser: &mut SseParser,
+    mut message: MessageAccumulator,
+) -> Result<MessagesResponse, ApiError> {
+    let cut = || ApiError::Incomplete("the stream ended in the middle of an event".into());
+    if !message.is_done()
+        && let Some(frame) = parser.finish().map_err(|_| cut())?
+    {
+        message.apply(StreamEvent::from_frame(&frame).map_err(|_| cut())?)?;
+    }
+    message.finish()
 }
 
 /// A `content_block_delta` payload. Source: Messages API, "Streaming Messages — delta types".
@@ -191,12 +243,15 @@ pub enum StreamEvent {
         /// Position of the block in `content`.
         index: usize,
     },
-    /// `message_delta`: top-level changes (`stop_reason`, `stop_sequence`) and cumulative `usage`.
+    /// `message_delta`: top-level changes (`stop_reason`, `stop_sequence`, `stop_details`) and
+    /// cumulative `usage`.
     MessageDelta {
         /// `delta.stop_reason`, when not null.
         stop_reason: Option<StopReason>,
         /// `delta.stop_sequence`, when not null.
         stop_sequence: Option<String>,
+        /// `delta.stop_details` (a refusal's explanation), when an object.
+        stop_details: Option<StopDetails>,
         /// The `usage` object (cumulative counts), or `null`.
         usage: Value,
     },
@@ -248,8 +303,15 @@ impl StreamEvent {
             || data.get("index").and_then(Value::as_u64).map(|i| i as usize).ok_or_else(|| bad("an index"));
         Ok(match name.as_str() {
             "message_start" => {
-                let message = data.get("message").ok_or_else(|| bad("a message"))?;
-                let message: MessagesResponse = serde_json::from_value(message.clone())
+                let mut message =
+                    data.get("message").filter(|m| m.is_object()).ok_or_else(|| bad("a message"))?.clone();
+                // Some endpoints leave `content` out of message_start; it is empty by definition.
+                if let Value::Object(map) = &mut message
+                    && map.get("content").is_none_or(Value::is_null)
+                {
+                    map.insert("content".to_owned(), Value::Array(Vec::new()));
+                }
+                let message: MessagesResponse = serde_json::from_value(message)
                     .map_err(|e| ApiError::Decode(format!("message_start: {e}")))?;
                 StreamEvent::MessageStart(Box::new(message))
             }
@@ -288,9 +350,14 @@ impl StreamEvent {
                     ),
                 };
                 let stop_sequence = delta.get("stop_sequence").and_then(Value::as_str).map(str::to_owned);
+                let stop_details = delta
+                    .get("stop_details")
+                    .filter(|d| d.is_object())
+                    .and_then(|d| serde_json::from_value(d.clone()).ok());
                 StreamEvent::MessageDelta {
                     stop_reason,
                     stop_sequence,
+                    stop_details,
                     usage: data.get("usage").cloned().unwrap_or(Value::Null),
                 }
             }
@@ -321,17 +388,31 @@ struct Building {
 }
 
 /// Builds one [`MessagesResponse`] from [`StreamEvent`]s, checking their order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MessageAccumulator {
     message: Option<MessagesResponse>,
     blocks: Vec<Building>,
     stopped: bool,
+    /// Bytes of deltas so far, and the most allowed.
+    size: usize,
+    limit: usize,
+}
+
+impl Default for MessageAccumulator {
+    fn default() -> Self {
+        Self::with_limit(MAX_ANSWER)
+    }
 }
 
 impl MessageAccumulator {
-    /// An empty accumulator, waiting for `message_start`.
+    /// An empty accumulator, waiting for `message_start`, capped at [`MAX_ANSWER`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty accumulator that accepts at most `limit` bytes of deltas.
+    pub fn with_limit(limit: usize) -> Self {
+        Self { message: None, blocks: Vec::new(), stopped: false, size: 0, limit }
     }
 
     /// Whether `message_stop` was seen: the message is complete and later events are ignored.
@@ -345,7 +426,8 @@ impl MessageAccumulator {
     /// - [`ApiError::Stream`] (with no request id) for an `error` event;
     /// - [`ApiError::Decode`] for events out of order: a block event before `message_start`, a
     ///   delta for a block that is not open, an index that skips ahead, a `text_delta` for a
-    ///   non-text block.
+    ///   non-text block, a `message_start` for a second message; and when the deltas pass the
+    ///   accumulator's limit.
     pub fn apply(&mut self, event: StreamEvent) -> Result<(), ApiError> {
         if self.stopped {
             return Ok(());
@@ -357,8 +439,15 @@ impl MessageAccumulator {
                 return Err(ApiError::Stream { error_type, message, request_id: None });
             }
             StreamEvent::MessageStart(message) => {
-                if self.message.is_some() {
-                    return Err(out_of_order("a second message_start".into()));
+                if let Some(first) = &self.message {
+                    // Some endpoints repeat message_start; a different id is another message.
+                    if first.id == message.id {
+                        return Ok(());
+                    }
+                    return Err(out_of_order(format!(
+                        "a message_start for message {:?} inside message {:?}: two answers spliced into one stream",
+                        message.id, first.id
+                    )));
                 }
                 let mut message = *message;
                 message.content.clear();
@@ -384,6 +473,13 @@ impl MessageAccumulator {
             }
             StreamEvent::ContentBlockDelta { index, delta } => {
                 self.started("content_block_delta")?;
+                self.size += delta_size(&delta);
+                if self.size > self.limit {
+                    return Err(ApiError::Decode(format!(
+                        "the streamed answer grew past {} bytes, the most one answer may hold; it was dropped",
+                        self.limit
+                    )));
+                }
                 let b = self.open_block(index, "content_block_delta")?;
                 apply_delta(b, delta).map_err(|kind| {
                     ApiError::Decode(format!("a delta of block {index} does not fit its type {kind:?}"))
@@ -411,13 +507,16 @@ impl MessageAccumulator {
                     }
                 }
             }
-            StreamEvent::MessageDelta { stop_reason, stop_sequence, usage } => {
+            StreamEvent::MessageDelta { stop_reason, stop_sequence, stop_details, usage } => {
                 let message = self.started("message_delta")?;
                 if stop_reason.is_some() {
                     message.stop_reason = stop_reason;
                 }
                 if stop_sequence.is_some() {
                     message.stop_sequence = stop_sequence;
+                }
+                if stop_details.is_some() {
+                    message.stop_details = stop_details;
                 }
                 if let Value::Object(counts) = usage {
                     // Counts are cumulative: a later value replaces the earlier one.
@@ -443,17 +542,19 @@ impl MessageAccumulator {
         Ok(())
     }
 
-    /// The complete message.
+    /// The complete message: `message_stop` came, or a `message_delta` set the stop reason and
+    /// every block is closed (the official SDKs need no `message_stop` either).
     ///
     /// # Errors
-    /// - [`ApiError::Incomplete`] when `message_stop` never came (the stream was cut);
+    /// - [`ApiError::Incomplete`] when the message is not complete (the stream was cut);
     /// - [`ApiError::Decode`] when a `tool_use` input is not valid JSON, unless `stop_reason` is
     ///   `max_tokens`: then the cut-off call keeps `input: {}` and is never run (the loop checks).
     pub fn finish(self) -> Result<MessagesResponse, ApiError> {
         let Some(mut message) = self.message else {
             return Err(ApiError::Incomplete("the stream ended before message_start".into()));
         };
-        if !self.stopped {
+        let ended = message.stop_reason.is_some() && !self.blocks.iter().any(|b| b.open);
+        if !self.stopped && !ended {
             return Err(ApiError::Incomplete(format!(
                 "the stream ended before message_stop, after {} content block(s)",
                 self.blocks.len()
@@ -484,6 +585,14 @@ impl MessageAccumulator {
                 "stream events out of order: {what} for block {index}, which is not open"
             ))),
         }
+    }
+}
+
+/// How many bytes `delta` adds to the answer.
+fn delta_size(delta: &Delta) -> usize {
+    match delta {
+        Delta::Text(s) | Delta::InputJson(s) | Delta::Thinking(s) | Delta::Signature(s) => s.len(),
+        Delta::Citation(v) | Delta::Other(v) => v.to_string().len(),
     }
 }
 

@@ -104,11 +104,94 @@ fn broken_tool_input_is_an_error_unless_the_output_was_cut_by_max_tokens() {
 }
 
 #[test]
-fn a_stream_without_message_stop_is_incomplete() {
+fn a_stream_cut_before_its_stop_reason_is_incomplete() {
     let mut events = tool_events(&["{}"], "tool_use");
+    events.pop();
     events.pop();
     assert!(matches!(run(&events), Err(ApiError::Incomplete(_))));
     assert!(matches!(run(&[]), Err(ApiError::Incomplete(_))));
+    // Cut inside the block: the stop reason of an earlier answer does not count.
+    let mut events = tool_events(&["{}"], "tool_use");
+    events.truncate(3);
+    assert!(matches!(run(&events), Err(ApiError::Incomplete(_))));
+}
+
+#[test]
+fn a_stream_that_ends_after_its_message_delta_is_complete_as_in_the_sdks() {
+    let mut events = tool_events(&["{\"command\": \"ls\"}"], "tool_use");
+    events.pop();
+    let r = run(&events).unwrap();
+    assert_eq!(r.tool_uses().next().unwrap().input, json!({"command": "ls"}));
+}
+
+#[test]
+fn a_final_event_without_its_blank_line_is_dispatched_unless_cut() {
+    let body = "event: message_stop\ndata: {\"type\":\"message_stop\"}";
+    assert_eq!(
+        parse_all(body.as_bytes()).unwrap(),
+        vec![frame("message_stop", "{\"type\":\"message_stop\"}")]
+    );
+    assert_eq!(parse_all(format!("{body}\n").as_bytes()).unwrap().len(), 1);
+    let mut parser = SseParser::new();
+    assert!(parser.push(b"event: message_delta\ndata: {\"type\":\"mess").unwrap().is_empty());
+    let err = finish_stream(&mut parser, MessageAccumulator::new()).unwrap_err();
+    assert!(matches!(err, ApiError::Incomplete(_)), "{err}");
+}
+
+#[test]
+fn message_start_may_lack_content_and_repeat_but_not_splice_two_messages() {
+    let bare = ("message_start", json!({"type":"message_start","message":{"id":"m","role":"assistant"}}));
+    let text = |i: usize, t: &str| {
+        vec![
+            ("content_block_start", json!({"index":i,"content_block":{"type":"text"}})),
+            ("content_block_delta", json!({"index":i,"delta":{"type":"text_delta","text":t}})),
+            ("content_block_stop", json!({"index":i})),
+        ]
+    };
+    let end = ("message_delta", json!({"delta":{"stop_reason":"end_turn"}}));
+    let mut events = vec![bare.clone(), start()];
+    events.extend(text(0, "hi"));
+    events.push(bare.clone());
+    events.push(end.clone());
+    assert_eq!(run(&events).unwrap().text(), "hi");
+
+    let other = ("message_start", json!({"type":"message_start","message":{"id":"m2","content":[]}}));
+    let mut events = vec![bare];
+    events.extend(text(0, "one"));
+    events.push(other);
+    events.extend(text(1, "two"));
+    events.push(end);
+    let err = run(&events).unwrap_err();
+    assert!(err.to_string().contains("spliced"), "{err}");
+}
+
+#[test]
+fn refusal_details_arrive_in_message_delta() {
+    let r = run(&[
+        start(),
+        (
+            "message_delta",
+            json!({"delta":{"stop_reason":"refusal","stop_details":{"type":"refusal","category":null,"explanation":"No."}}}),
+        ),
+        ("message_stop", json!({})),
+    ])
+    .unwrap();
+    assert_eq!(r.stop_reason, Some(StopReason::Refusal));
+    assert_eq!(r.stop_details.unwrap().explanation.as_deref(), Some("No."));
+}
+
+#[test]
+fn an_answer_past_the_limit_is_an_error_that_names_the_limit() {
+    let mut acc = MessageAccumulator::with_limit(10);
+    let event = |name: &str, data: Value| StreamEvent::from_frame(&frame(name, &data.to_string())).unwrap();
+    acc.apply(event(start().0, start().1)).unwrap();
+    acc.apply(event("content_block_start", json!({"index":0,"content_block":{"type":"text","text":""}})))
+        .unwrap();
+    let delta =
+        || event("content_block_delta", json!({"index":0,"delta":{"type":"text_delta","text":"123456"}}));
+    acc.apply(delta()).unwrap();
+    let err = acc.apply(delta()).unwrap_err();
+    assert!(err.to_string().contains("grew past 10 bytes"), "{err}");
 }
 
 #[test]
@@ -144,7 +227,6 @@ fn events_out_of_order_are_errors_not_panics() {
             ("content_block_delta", json!({"index":0,"delta":{"type":"text_delta","text":"x"}})),
         ],
         vec![start(), ("content_block_delta", json!({"index":0}))],
-        vec![start(), start()],
     ];
     for (i, case) in cases.iter().enumerate() {
         let err = run(case).unwrap_err();

@@ -42,6 +42,7 @@ fn response(content: Vec<ContentBlock>, stop: StopReason) -> MessagesResponse {
         model: "m".into(),
         stop_reason: Some(stop),
         stop_sequence: None,
+        stop_details: None,
         usage: Usage::default(),
     }
 }

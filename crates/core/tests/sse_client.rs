@@ -173,15 +173,20 @@ async fn malformed_data_is_a_decode_error_and_not_retried() {
 }
 
 #[tokio::test]
-async fn a_stream_that_ends_without_message_stop_is_an_error() {
+async fn a_stream_that_ends_before_its_stop_reason_is_an_error_and_after_it_is_complete() {
     let body =
         reply::message(vec![reply::tool_use_block("toolu_1", "bash", json!({"command": "ls"}))], "tool_use");
     let mut events = reply::sse_from_message(&body);
     events.pop();
-    let server = MockServer::start(vec![Reply::sse(events)]);
+    let complete = events.clone();
+    events.pop();
+    let server = MockServer::start(vec![Reply::sse(events), Reply::sse(complete)]);
     let (client, _) = client(&server, 0, Duration::from_secs(5));
     let err = call(&client).await.0.unwrap_err();
     assert!(matches!(err, ApiError::Incomplete(_)), "{err}");
+    // message_delta carried the stop reason and every block was closed: the SDKs finish here too.
+    let done = call(&client).await.0.unwrap();
+    assert_eq!(done.tool_uses().next().unwrap().input, json!({"command": "ls"}));
     server.assert_done();
 }
 
