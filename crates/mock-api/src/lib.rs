@@ -29,6 +29,7 @@
 
 mod http;
 pub mod reply;
+pub mod rules;
 mod sse;
 
 use std::collections::{HashSet, VecDeque};
@@ -61,6 +62,15 @@ impl RecordedRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Checks every request rule of [`rules::check_messages`], then [`RecordedRequest::check_tool_pairing`].
+    ///
+    /// # Errors
+    /// A sentence naming the message (and block) at fault and the API's text for the rule.
+    pub fn check_api_rules(&self) -> Result<(), String> {
+        rules::check_messages(&self.body)?;
+        self.check_tool_pairing()
     }
 
     /// Checks the Messages API rule on `body.messages`: every assistant `tool_use` gets exactly one
@@ -403,6 +413,20 @@ impl MockServer {
         for (i, request) in self.requests().iter().enumerate() {
             if let Err(e) = request.check_tool_pairing() {
                 panic!("mock-api: request #{}: {e}", i + 1);
+            }
+        }
+    }
+
+    /// Asserts [`RecordedRequest::check_api_rules`] on every `POST /v1/messages` received.
+    ///
+    /// # Panics
+    /// On the first request that breaks a rule, with the request body.
+    pub fn assert_api_rules(&self) {
+        for (i, request) in self.requests().iter().enumerate() {
+            if request.path.starts_with("/v1/messages")
+                && let Err(e) = request.check_api_rules()
+            {
+                panic!("mock-api: request #{}: {e}\nbody: {}", i + 1, request.body);
             }
         }
     }

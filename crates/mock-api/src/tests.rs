@@ -356,3 +356,76 @@ fn tool_pairing_check_table() {
         assert_eq!(with_messages(messages).check_tool_pairing().is_ok(), ok, "{name}");
     }
 }
+
+#[test]
+fn api_rules_check_table() {
+    let user = |content: Value| json!({"role": "user", "content": content});
+    let assistant = |content: Value| json!({"role": "assistant", "content": content});
+    let call = |id: &str, input: Value| json!({"type": "tool_use", "id": id, "name": "bash", "input": input});
+    let result = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "ok"});
+    let text = |t: &str| json!({"type": "text", "text": t});
+    let cases = [
+        ("plain", json!([user(json!("hi"))]), None),
+        ("prefill", json!([user(json!("hi")), assistant(json!([]))]), None),
+        (
+            "empty assistant",
+            json!([user(json!("hi")), assistant(json!([])), user(json!("again"))]),
+            Some("non-empty content"),
+        ),
+        ("empty text", json!([user(json!([text("")]))]), Some("must be non-empty")),
+        ("blank text", json!([user(json!(" \n"))]), Some("non-whitespace")),
+        (
+            "trailing space",
+            json!([user(json!("hi")), assistant(json!([text("a ")]))]),
+            Some("trailing whitespace"),
+        ),
+        (
+            "duplicate ids",
+            json!([
+                user(json!("hi")),
+                assistant(json!([call("t", json!({})), call("t", json!({}))])),
+                user(json!([result("t"), result("t")]))
+            ]),
+            Some("must be unique"),
+        ),
+        (
+            "bad id",
+            json!([
+                user(json!("hi")),
+                assistant(json!([call("a.b", json!({}))])),
+                user(json!([result("a.b")]))
+            ]),
+            Some("does not match"),
+        ),
+        (
+            "string input",
+            json!([
+                user(json!("hi")),
+                assistant(json!([call("t", json!("ls"))])),
+                user(json!([result("t")]))
+            ]),
+            Some("valid dictionary"),
+        ),
+        (
+            "orphan",
+            json!([user(json!("hi")), assistant(json!([call("t", json!({}))])), user(json!("next"))]),
+            Some("no tool_result"),
+        ),
+        (
+            "paired",
+            json!([
+                user(json!("hi")),
+                assistant(json!([text("x"), call("t", json!({}))])),
+                user(json!([result("t"), text("y")]))
+            ]),
+            None,
+        ),
+    ];
+    for (name, messages, fails) in cases {
+        match (with_messages(messages).check_api_rules(), fails) {
+            (Ok(()), None) => {}
+            (Err(e), Some(want)) => assert!(e.contains(want), "{name}: {e}"),
+            (got, want) => panic!("{name}: got {got:?}, wanted a failure containing {want:?}"),
+        }
+    }
+}
