@@ -9,7 +9,22 @@
 //!
 //! Chapters add behaviour through [`Extension`]s, never by copying this loop. Beyond the course
 //! (ours): a `Stop` extension may force at most [`Agent::max_stop_continuations`] extra rounds per
-//! turn; `max_tokens` never runs a cut-off `tool_use`; `pause_turn` continues; `refusal` ends the turn.
+//! turn, and every `stop_reason` has a defined outcome (Messages API, "Handling stop reasons";
+//! issue 11): a line for the user, a history that stays sendable, and an exit code for `-p`
+//! ([`TurnEnd::exit_code`]):
+//!
+//! | `stop_reason` | what happens | `-p` exit |
+//! |---|---|---|
+//! | `end_turn`, `stop_sequence` (named on stderr), none | the turn ends | 0 |
+//! | `tool_use` (or any answer with `tool_use` blocks) | the tools run and the loop goes on | — |
+//! | `pause_turn` | the content is sent back to continue, at most [`Agent::max_stop_continuations`] times; then the turn ends and says so | 5 |
+//! | `max_tokens` | the answer is cut off and says so; a cut-off `tool_use` never runs and is answered `(cancelled)` | 5 |
+//! | `refusal` | `stop_details.explanation` is shown; the whole turn, prompt included, leaves the history (the docs: reset the context after a refusal), and the user is told | 3 |
+//! | `model_context_window_exceeded` | the answer is truncated; the user is told to start a new session | 4 |
+//! | any other value | named on stderr; the turn ends, its `tool_use` blocks unrun | 6 |
+//!
+//! Tools of an answer that ends in `refusal`, `model_context_window_exceeded`, `max_tokens` or an
+//! unknown reason never run; `normalize_messages` answers them `(cancelled)` if the session goes on.
 //! Each response's text is printed once, as it arrives: delta by delta when streamed (a spinner on
 //! a terminal's stderr until then), whole when the model does not stream (replay, `--no-stream`).
 
@@ -68,6 +83,35 @@ pub enum TurnEnd {
     PromptBlocked(String),
 }
 
+/// `-p` exit code: the model call failed (an API, transport or replay error), or Ctrl-C.
+pub const EXIT_API_ERROR: u8 = 1;
+/// `-p` exit code: bad configuration (a missing variable, a broken `.env`, an unreadable file).
+pub const EXIT_CONFIG: u8 = 2;
+/// `-p` exit code: the model refused (`stop_reason: refusal`).
+pub const EXIT_REFUSAL: u8 = 3;
+/// `-p` exit code: the conversation outgrew the context window (`model_context_window_exceeded`).
+pub const EXIT_CONTEXT_EXCEEDED: u8 = 4;
+/// `-p` exit code: the answer is incomplete (`max_tokens`, or still `pause_turn` after the
+/// allowed continuations).
+pub const EXIT_INCOMPLETE: u8 = 5;
+/// `-p` exit code: a `stop_reason` this harness does not know.
+pub const EXIT_UNKNOWN_STOP: u8 = 6;
+
+impl TurnEnd {
+    /// The exit code `-p` ends with after this turn: 0, or one of `EXIT_REFUSAL`,
+    /// `EXIT_CONTEXT_EXCEEDED`, `EXIT_INCOMPLETE`, `EXIT_UNKNOWN_STOP` (see the module table).
+    pub fn exit_code(&self) -> u8 {
+        let TurnEnd::Answered(response) = self else { return 0 };
+        match &response.stop_reason {
+            None | Some(StopReason::EndTurn | StopReason::StopSequence | StopReason::ToolUse) => 0,
+            Some(StopReason::Refusal) => EXIT_REFUSAL,
+            Some(StopReason::ModelContextWindowExceeded) => EXIT_CONTEXT_EXCEEDED,
+            Some(StopReason::MaxTokens | StopReason::PauseTurn) => EXIT_INCOMPLETE,
+            Some(StopReason::Other(_)) => EXIT_UNKNOWN_STOP,
+        }
+    }
+}
+
 impl Agent {
     /// A harness with no extensions, the course's `max_tokens`, and colour detection.
     pub fn new(
@@ -93,6 +137,9 @@ impl Agent {
     /// One user turn (course §0): extensions see the prompt, it joins `history` as
     /// `{"role":"user","content":PROMPT}`, the loop runs, and the final text is printed.
     ///
+    /// After a `refusal`, the turn (prompt included) is removed from `history` and the user is told,
+    /// as the API's docs ask: sent again, the same context would be refused again.
+    ///
     /// # Errors
     /// The [`ApiError`] that ended the turn. `history` stays sendable: the prompt is kept, and a
     /// `tool_use` left without a result is answered `(cancelled)` by `normalize_messages`.
@@ -106,6 +153,7 @@ impl Agent {
                 return Ok(TurnEnd::PromptBlocked(why));
             }
         }
+        let start = history.len();
         history.push(Message::user_text(prompt));
         self.stats = TurnStats::default();
         let result = self.agent_loop(history).await;
@@ -117,7 +165,28 @@ impl Agent {
             ));
         }
         let last = result?;
+        if last.stop_reason == Some(StopReason::Refusal) {
+            self.forget_refused_turn(history, start);
+        }
         Ok(TurnEnd::Answered(Box::new(last)))
+    }
+
+    /// Removes the refused turn, `history[start..]`, and says what went with it.
+    fn forget_refused_turn(&self, history: &mut Vec<Message>, start: usize) {
+        let removed = history.split_off(start.min(history.len()));
+        let ran = removed
+            .iter()
+            .filter(|m| m.role == crate::messages::Role::User)
+            .flat_map(|m| m.blocks())
+            .filter(|b| matches!(b, ContentBlock::ToolResult(_)))
+            .count();
+        let tools = match ran {
+            0 => String::new(),
+            n => format!(" with its {n} tool result(s) (what the tools changed stays changed)"),
+        };
+        self.ui.notice(&format!(
+            "The refused prompt was removed from the history{tools}, so the next prompt starts from before it. Rephrase it, or ask something else."
+        ));
     }
 
     /// The request `agent_loop` sends for `history`.
@@ -176,11 +245,18 @@ impl Agent {
             history.push(Message::assistant_blocks(response.content.clone()));
 
             let calls: Vec<_> = response.tool_uses().cloned().collect();
-            match response.stop_reason {
+            match &response.stop_reason {
                 Some(StopReason::MaxTokens) if !calls.is_empty() => {
                     // The last tool_use may be cut off; never run it. normalize_messages answers
                     // it with (cancelled) if the user goes on.
                     self.ui.error("The model ran out of output tokens in the middle of a tool call; the call was not run.");
+                    return Ok(response);
+                }
+                Some(StopReason::MaxTokens) => {
+                    self.ui.error(&format!(
+                        "The answer was cut off: the model reached max_tokens ({}).",
+                        self.max_tokens
+                    ));
                     return Ok(response);
                 }
                 Some(StopReason::PauseTurn) if continuations < self.max_stop_continuations => {
@@ -188,11 +264,40 @@ impl Agent {
                     continuations += 1;
                     continue;
                 }
-                Some(StopReason::Refusal) => {
-                    self.ui.error("The model declined to continue (stop_reason: refusal).");
+                Some(StopReason::PauseTurn) => {
+                    self.ui.error(&format!(
+                        "The model paused its turn (stop_reason: pause_turn) {continuations} times; stopped here. Send another prompt to let it go on."
+                    ));
                     return Ok(response);
                 }
-                _ => {}
+                Some(StopReason::Refusal) => {
+                    let why = response.stop_details.as_ref().and_then(|d| d.explanation.as_deref());
+                    self.ui.error(&match why {
+                        Some(why) => format!("The model refused to answer (stop_reason: refusal): {why}"),
+                        None => "The model refused to answer (stop_reason: refusal).".to_owned(),
+                    });
+                    return Ok(response);
+                }
+                Some(StopReason::ModelContextWindowExceeded) => {
+                    self.ui.error(
+                        "The conversation no longer fits in the model's context window (stop_reason: model_context_window_exceeded); the answer is truncated. Start a new session (q, then run again), or use a model with a larger context window.",
+                    );
+                    return Ok(response);
+                }
+                Some(StopReason::Other(reason)) => {
+                    self.ui.error(&format!(
+                        "The endpoint ended the answer with an unknown stop_reason {reason:?}; the turn ends here{}.",
+                        if calls.is_empty() { "" } else { ", and its tool calls were not run" }
+                    ));
+                    return Ok(response);
+                }
+                Some(StopReason::StopSequence) => {
+                    self.ui.notice(&match &response.stop_sequence {
+                        Some(at) => format!("(the model stopped at the stop sequence {at:?})"),
+                        None => "(the model stopped at a stop sequence)".to_owned(),
+                    });
+                }
+                Some(StopReason::EndTurn | StopReason::ToolUse) | None => {}
             }
 
             if calls.is_empty() {

@@ -5,7 +5,9 @@
 //! [`crate::chapter::main`], which parses [`CommonArgs`] and calls [`run`] with a closure that
 //! builds its [`Harness`]: SYSTEM prompt, dispatch map, extensions. Everything else lives here once.
 //!
-//! Exit codes: 0 success; 1 the model call failed (under `-p` or `--demo`); 2 bad configuration
+//! Exit codes: 0 success; 1 the model call failed (under `-p` or `--demo`); 2 bad configuration;
+//! under `-p`, 3–6 for a turn the model ended without a usable answer (listed in [`ENV_HELP`],
+//! from [`crate::agent::TurnEnd::exit_code`]).
 //! (a missing variable, a broken `.env`, an unreadable replay file).
 
 use std::io::{BufRead, IsTerminal};
@@ -16,7 +18,7 @@ use std::time::Duration;
 use clap::Args;
 use tokio::sync::mpsc;
 
-use crate::agent::{Agent, TurnEnd};
+use crate::agent::Agent;
 use crate::client::{AnthropicClient, ApiError, RetryPolicy, Timeouts};
 use crate::config;
 use crate::dispatch::DispatchMap;
@@ -42,12 +44,18 @@ Environment (a .env file in the current directory overrides these):
 In the REPL: one prompt per line; q, exit, Ctrl-D or Ctrl-C at the prompt quit; Ctrl-C during a
 turn cancels it. Piped stdin is read line by line, without colour.
 
-No key? Run with --demo: recorded model turns, a fresh temporary workspace, no network.";
+No key? Run with --demo: recorded model turns, a fresh temporary workspace, no network.
+
+Exit codes of -p: 0 answered; 1 the model call failed (API or network error, Ctrl-C);
+  2 bad configuration; 3 the model refused (the refused prompt leaves the history);
+  4 the conversation outgrew the model's context window; 5 the answer is incomplete
+  (max_tokens, or still paused after pause_turn); 6 an unknown stop_reason.";
 
 /// The flags every chapter has.
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
-    /// Run one turn with PROMPT, print the answer, and exit (0 on success, 1 on an API error).
+    /// Run one turn with PROMPT, print the answer, and exit (0 when answered; the other exit codes
+    /// are listed at the end).
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     pub prompt: Option<String>,
 
@@ -266,7 +274,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
 
     if let Some(prompt) = &args.prompt {
         return match one_turn(&mut agent, &mut history, prompt).await {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(code) => ExitCode::from(code),
             Err(()) => ExitCode::from(1),
         };
     }
@@ -285,8 +293,9 @@ fn config_error(chapter: &Chapter, message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Runs one turn, cancellable with Ctrl-C. Errors are printed; `Err(())` means the turn failed.
-async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prompt: &str) -> Result<(), ()> {
+/// Runs one turn, cancellable with Ctrl-C. Errors are printed; `Err(())` means the turn failed,
+/// `Ok(code)` gives [`crate::agent::TurnEnd::exit_code`].
+async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prompt: &str) -> Result<u8, ()> {
     let ui = agent.ui;
     let result = tokio::select! {
         r = agent.run_turn(history, prompt) => r,
@@ -296,7 +305,7 @@ async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prompt: &str) -
         }
     };
     match result {
-        Ok(TurnEnd::Answered(_)) | Ok(TurnEnd::PromptBlocked(_)) => Ok(()),
+        Ok(end) => Ok(end.exit_code()),
         Err(e) => {
             report_api_error(&ui, &e);
             Err(())

@@ -218,3 +218,53 @@ async fn an_api_error_keeps_the_prompt_and_the_next_turn_merges_it() {
         json!([{"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]}])
     );
 }
+
+#[tokio::test]
+async fn each_stop_reason_has_its_exit_code_and_only_tool_use_runs_tools() {
+    let cases = [
+        (StopReason::EndTurn, 0, 1),
+        (StopReason::StopSequence, 0, 1),
+        (StopReason::MaxTokens, 5, 0),
+        (StopReason::Refusal, 3, 0),
+        (StopReason::ModelContextWindowExceeded, 4, 0),
+        (StopReason::Other("new_reason".into()), 6, 0),
+    ];
+    for (stop, code, runs_expected) in cases {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let answer = response(vec![ContentBlock::tool_use("t1", "count", json!({}))], stop.clone());
+        // end_turn and stop_sequence with a tool_use still run it (never drop a call), then go on.
+        let (mut agent, _) = agent(vec![answer, text("done")], Arc::clone(&runs));
+        let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), runs_expected, "{stop:?}");
+        assert_eq!(end.exit_code(), code, "{stop:?}");
+    }
+    let runs = Arc::new(AtomicUsize::new(0));
+    let paused = || response(vec![ContentBlock::text("more")], StopReason::PauseTurn);
+    let (mut agent, requests) = agent((0..5).map(|_| paused()).collect(), runs);
+    let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
+    assert_eq!(end.exit_code(), 5, "still paused after the allowed continuations");
+    assert_eq!(requests.lock().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn a_refusal_removes_the_whole_refused_turn_from_the_history() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let refused = response(vec![ContentBlock::text("")], StopReason::Refusal);
+    let (mut agent, requests) = agent(vec![text("hello"), call("t1", "count"), refused, text("ok")], runs);
+    let mut history = Vec::new();
+    agent.run_turn(&mut history, "hi").await.unwrap();
+    let kept = history.clone();
+    let end = agent.run_turn(&mut history, "do the bad thing").await.unwrap();
+    assert_eq!(end.exit_code(), 3);
+    assert_eq!(history, kept, "the refused prompt, its tool round and the refusal are gone");
+    agent.run_turn(&mut history, "something else").await.unwrap();
+    let last = serde_json::to_value(&requests.lock().unwrap()[3].messages).unwrap();
+    assert_eq!(
+        last,
+        json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+            {"role": "user", "content": "something else"}
+        ])
+    );
+}
