@@ -1,4 +1,4 @@
-//! `bench`: the figures of issue 7, each printed with the bound it is checked against.
+//! `bench`: the figures of issues 7 and 16, each printed with the bound it is checked against.
 //!
 //! ```text
 //!   bench ──cargo build --release -p s03──▶ target/release/s03
@@ -37,9 +37,37 @@ struct Cli {
     #[arg(long)]
     quick: bool,
 
-    /// Use this s03 binary instead of building `cargo build --release -p s03`.
+    /// Use this s03 binary instead of building `cargo build --release -p s03` (a script that
+    /// execs a profiler around the real one works too).
     #[arg(long, value_name = "PATH")]
     s03: Option<PathBuf>,
+
+    /// `read_file` rounds of the harness session, instead of 1,000 (100 with `--quick`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    rounds: Option<u64>,
+
+    /// Sessions of each harness measurement, instead of 3 (2 with `--quick`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    repeats: Option<u64>,
+
+    /// Run only these benchmarks (repeat the flag, or separate with commas).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<Bench>,
+}
+
+/// The benchmarks, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Bench {
+    /// Harness overhead per round, its growth curve, and the long session's peak RSS.
+    Harness,
+    /// Start-up time, CPU and peak RSS of one request.
+    Startup,
+    /// Peak RSS of the bash tool on a large output.
+    Bash,
+    /// Request building per byte of history.
+    Request,
+    /// glob and read_file in process.
+    Tools,
 }
 
 /// One benchmark: prints its figures into the report, or says why it could not run.
@@ -48,7 +76,7 @@ type Step<'a> = dyn Fn(&mut Report) -> Result<(), String> + 'a;
 /// How big and how often: the full run, or `--quick`.
 #[derive(Debug, Clone, Copy)]
 pub struct Scale {
-    /// `read_file` rounds in the harness session (the issue's 200).
+    /// `read_file` rounds in the harness session (issue 16's 1,000).
     pub rounds: usize,
     /// Repeats of each session length used for the marginal CPU per round.
     pub session_repeats: usize,
@@ -65,10 +93,10 @@ pub struct Scale {
 }
 
 impl Scale {
-    /// The issue's sizes.
+    /// The issues' sizes.
     pub const FULL: Scale = Scale {
-        rounds: 200,
-        session_repeats: 5,
+        rounds: 1000,
+        session_repeats: 3,
         startup_runs: 21,
         bash_bytes: 1_000_000_000,
         history_mib: &[1, 4, 16],
@@ -78,7 +106,7 @@ impl Scale {
 
     /// A smoke run: every benchmark, smaller.
     pub const QUICK: Scale = Scale {
-        rounds: 50,
+        rounds: 100,
         session_repeats: 2,
         startup_runs: 5,
         bash_bytes: 100_000_000,
@@ -94,7 +122,13 @@ fn main() -> ExitCode {
         return child::helper_main(&args[2..]);
     }
     let cli = Cli::parse();
-    let scale = if cli.quick { Scale::QUICK } else { Scale::FULL };
+    let mut scale = if cli.quick { Scale::QUICK } else { Scale::FULL };
+    if let Some(rounds) = cli.rounds {
+        scale.rounds = usize::try_from(rounds).unwrap_or(usize::MAX);
+    }
+    if let Some(repeats) = cli.repeats {
+        scale.session_repeats = usize::try_from(repeats).unwrap_or(usize::MAX);
+    }
     if cfg!(debug_assertions) {
         eprintln!(
             "bench: warning: this is a debug build; in-process figures need `cargo run --release -p bench`"
@@ -123,14 +157,17 @@ fn main() -> ExitCode {
     }
     let started = std::time::Instant::now();
     let mut report = Report::default();
-    let steps: [(&str, &Step); 5] = [
-        ("harness overhead per round", &|r| session::harness(r, &s03, scale)),
-        ("start-up", &|r| startup::startup(r, &s03, scale)),
-        ("memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
-        ("request building", &|r| request::serialisation(r, scale)),
-        ("tools", &|r| tools::tools(r, scale)),
+    let steps: [(Bench, &str, &Step); 5] = [
+        (Bench::Harness, "harness overhead per round", &|r| session::harness(r, &s03, scale)),
+        (Bench::Startup, "start-up", &|r| startup::startup(r, &s03, scale)),
+        (Bench::Bash, "memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
+        (Bench::Request, "request building", &|r| request::serialisation(r, scale)),
+        (Bench::Tools, "tools", &|r| tools::tools(r, scale)),
     ];
-    for (title, step) in steps {
+    for (bench, title, step) in steps {
+        if !cli.only.is_empty() && !cli.only.contains(&bench) {
+            continue;
+        }
         println!("\n== {title}");
         if let Err(e) = step(&mut report) {
             report.broken(title, &e);

@@ -1,12 +1,12 @@
 //! Figures, their bounds, and the machine they were measured on.
 //!
-//! One line per figure: `label  value unit  target < bound unit  PASS|FAIL`; a figure reported
+//! One line per figure: `label  value unit  target < bound unit  PASS|FAIL` (or `target ≤ bound`); a figure reported
 //! for context only shows `info` instead of a target.
 
 use std::time::Duration;
 
 /// Width of the label column.
-const LABEL: usize = 58;
+const LABEL: usize = 62;
 
 /// What the benchmarks printed so far.
 #[derive(Debug, Default)]
@@ -19,9 +19,18 @@ pub struct Report {
 impl Report {
     /// Prints a figure checked against `value < bound`, and records the outcome.
     pub fn check(&mut self, label: &str, value: f64, bound: f64, unit: &str) {
-        let pass = value < bound;
+        self.record(label, value, "<", bound, unit, value < bound);
+    }
+
+    /// Prints a figure checked against `value ≤ bound` (a target stated as "at most"), and
+    /// records the outcome.
+    pub fn check_at_most(&mut self, label: &str, value: f64, bound: f64, unit: &str) {
+        self.record(label, value, "≤", bound, unit, value <= bound);
+    }
+
+    fn record(&mut self, label: &str, value: f64, op: &str, bound: f64, unit: &str, pass: bool) {
         println!(
-            "{label:<LABEL$} {:>10} {unit:<5} target < {} {unit:<5} {}",
+            "{label:<LABEL$} {:>10} {unit:<5} target {op} {} {unit:<5} {}",
             num(value),
             num(bound),
             if pass { "PASS" } else { "FAIL" }

@@ -1,5 +1,5 @@
-//! Scripted `s03 -p` sessions against the in-process mock server: harness overhead per round, the
-//! 200-round session's memory, and the bash tool's memory.
+//! Scripted `s03 -p` sessions against the in-process mock server: harness overhead per round and
+//! its growth with the history, the long session's memory, and the bash tool's memory.
 //!
 //! The server answers from a closure that timestamps each request when it reaches the closure
 //! (after the server has read and parsed it) and again once the reply is built and serialised
@@ -45,6 +45,8 @@ pub struct Stamp {
     pub body_bytes: usize,
     /// CPU time `s03`'s live threads had used when the request arrived.
     pub cpu: Duration,
+    /// `s03`'s `VmRSS` (KiB) when the request arrived (`None` when not measured).
+    pub rss_kib: Option<u64>,
 }
 
 /// One finished session.
@@ -56,15 +58,17 @@ pub struct Run {
     pub stamps: Vec<Stamp>,
     /// The child's own `VmHWM` (KiB) read when the last scripted request arrived.
     pub hwm_kib: Option<u64>,
-    /// Every request the server received.
+    /// Every request the server received (without bodies unless `keep_bodies`).
     pub server: MockServer,
     /// The body of the last scripted request.
     pub last_body: Option<Value>,
 }
 
 /// Runs `s03 -p PROMPT` in `workdir` against a server answering request `i` with
-/// `Reply::Message(script(i))` for `i < len` (an API error after that). With `measure_parse`, the
-/// closure also times parsing a copy of each request body (server time, outside the gaps).
+/// `Reply::Message(script(i))` for `i < len` (an API error after that). For each request `i` with
+/// `detail(i)`, the closure also times parsing a copy of its body (server time, outside the
+/// gaps) and reads `s03`'s `VmRSS`. `keep_bodies: false` keeps the server from holding every
+/// body (gigabytes over a 1,000-round session).
 ///
 /// # Errors
 /// Spawning or reaping the child failed.
@@ -73,24 +77,29 @@ pub fn run(
     workdir: &Path,
     len: usize,
     script: impl Fn(usize) -> Value + Send + Sync + 'static,
-    measure_parse: bool,
+    detail: impl Fn(usize) -> bool + Send + Sync + 'static,
+    keep_bodies: bool,
 ) -> Result<Run, String> {
     let stamps: Arc<Mutex<Vec<Stamp>>> = Arc::new(Mutex::new(Vec::with_capacity(len)));
     let pid = Arc::new(AtomicU32::new(0));
     let hwm: Arc<Mutex<Option<u64>>> = Arc::new(Mutex::new(None));
     let last: Arc<Mutex<Option<Value>>> = Arc::new(Mutex::new(None));
-    let server = {
+    let respond = {
         let (stamps, pid, hwm, last) =
             (Arc::clone(&stamps), Arc::clone(&pid), Arc::clone(&hwm), Arc::clone(&last));
         let s03 = AtomicU32::new(0);
-        MockServer::start_fn(move |request| {
+        move |request: &mock_api::RecordedRequest| {
             let arrived = Instant::now();
             if s03.load(Ordering::SeqCst) == 0 {
                 s03.store(child::first_child(pid.load(Ordering::SeqCst)).unwrap_or(0), Ordering::SeqCst);
             }
-            let cpu = child::thread_cpu(s03.load(Ordering::SeqCst));
+            let s03 = s03.load(Ordering::SeqCst);
+            let cpu = child::thread_cpu(s03);
             let mut stamps = stamps.lock().unwrap_or_else(|p| p.into_inner());
             let i = stamps.len();
+            let detailed = detail(i);
+            let rss_kib =
+                if detailed { child::status_field(&format!("/proc/{s03}/status"), "VmRSS:") } else { None };
             let answer = if i < len {
                 let body = script(i);
                 // What the server then does to send it, done here to time it: the SSE stream of
@@ -105,7 +114,7 @@ pub fn run(
                 reply::error(500, "api_error", "bench: request beyond the script")
             };
             let reply = arrived.elapsed();
-            let (parse, body_bytes) = if measure_parse {
+            let (parse, body_bytes) = if detailed {
                 let bytes = serde_json::to_vec(&request.body).unwrap_or_default();
                 let t = Instant::now();
                 std::hint::black_box(serde_json::from_slice::<Value>(&bytes).ok());
@@ -114,15 +123,25 @@ pub fn run(
                 (Duration::ZERO, 0)
             };
             if i + 1 == len {
-                *hwm.lock().unwrap_or_else(|p| p.into_inner()) =
-                    child::vm_hwm_kib(s03.load(Ordering::SeqCst));
+                *hwm.lock().unwrap_or_else(|p| p.into_inner()) = child::vm_hwm_kib(s03);
                 *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.body.clone());
             }
             let messages = request.body["messages"].as_array().map_or(0, Vec::len);
-            stamps.push(Stamp { arrived, reply, parse, done: Instant::now(), messages, body_bytes, cpu });
+            stamps.push(Stamp {
+                arrived,
+                reply,
+                parse,
+                done: Instant::now(),
+                messages,
+                body_bytes,
+                cpu,
+                rss_kib,
+            });
             answer
-        })
+        }
     };
+    let server =
+        if keep_bodies { MockServer::start_fn(respond) } else { MockServer::start_fn_no_bodies(respond) };
     let figures = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
     let mut cmd =
         child::measured(bin, workdir, &server.base_url(), figures.path()).map_err(|e| e.to_string())?;
@@ -155,9 +174,36 @@ fn harness_script(rounds: usize) -> impl Fn(usize) -> Value + Send + Sync + 'sta
     }
 }
 
+/// Where the growth curve is read: after this many `read_file` rounds (issue 16).
+const CURVE: [usize; 3] = [10, 100, 1000];
+
+/// Rounds averaged for one point of the curve, ending at the point.
+const WINDOW: usize = 10;
+
+/// Rounds averaged for the first and last figures.
+const EDGE: usize = 20;
+
+/// Issue 16's targets.
+const CPU_FIRST_MS: f64 = 0.15;
+const CPU_MEAN_MS: f64 = 0.4;
+const RSS_SESSION_MIB: f64 = 10.0;
+
+/// Issue 7's bound on rounds 181–200.
+const CPU_200_MS: f64 = 1.0;
+
+/// Round `k` (1-based) lies in one of the windows the figures read, so request `k + 1` (which
+/// closes it) is measured in detail.
+fn detailed_round(k: usize, rounds: usize) -> bool {
+    k <= EDGE
+        || k + EDGE > rounds
+        || (181..=200).contains(&k)
+        || CURVE.iter().any(|&n| n <= rounds && k + WINDOW > n && k <= n)
+}
+
 /// One harness session of `rounds` read_file rounds; checks it ended well.
-fn harness_run(bin: &Path, workdir: &Path, rounds: usize, measure_parse: bool) -> Result<Run, String> {
-    let run = run(bin, workdir, rounds + 2, harness_script(rounds), measure_parse)?;
+fn harness_run(bin: &Path, workdir: &Path, rounds: usize) -> Result<Run, String> {
+    let detail = move |i: usize| i >= 2 && detailed_round(i - 1, rounds);
+    let run = run(bin, workdir, rounds + 2, harness_script(rounds), detail, false)?;
     if run.exit.code != 0 || run.stamps.len() != rounds + 2 {
         return Err(format!(
             "the {rounds}-round session exited {} after {} requests (expected {})",
@@ -175,12 +221,28 @@ fn mean_over(range: std::ops::RangeInclusive<usize>, f: impl Fn(usize) -> Durati
     range.map(f).sum::<Duration>() / u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// One point of the growth curve: the history after `CURVE[i]` rounds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Point {
+    /// Mean harness CPU per round over the [`WINDOW`] rounds ending here, ms.
+    cpu_window: f64,
+    /// Mean harness CPU per round from round 1 to here, ms.
+    cpu_mean: f64,
+    /// `s03`'s `VmRSS` when the request after this round arrived, MiB.
+    rss_mib: f64,
+    /// Messages in that request.
+    messages: usize,
+    /// Its body, KB.
+    kb: f64,
+}
+
 /// Per-run figures of the harness session, in milliseconds.
 #[derive(Debug, Clone, Copy, Default)]
 struct Figures {
     cpu_first: f64,
     cpu_last: f64,
     cpu_all: f64,
+    cpu_200: f64,
     session_cpu: f64,
     wall: f64,
     gap_first: f64,
@@ -188,6 +250,7 @@ struct Figures {
     parse_first: f64,
     parse_last: f64,
     reply: f64,
+    curve: [Point; CURVE.len()],
 }
 
 impl Figures {
@@ -198,12 +261,23 @@ impl Figures {
         // Round k (1..=r): from reply k (the k-th read_file call) to request k+1.
         let gap = |k: usize| s[k + 1].arrived.saturating_duration_since(s[k].done);
         let cpu = |k: usize| s[k + 1].cpu.saturating_sub(s[k].cpu);
-        let first = 1..=20.min(r);
-        let last = (r + 1).saturating_sub(20).max(1)..=r;
+        let first = 1..=EDGE.min(r);
+        let last = (r + 1).saturating_sub(EDGE).max(1)..=r;
+        let mut curve = [Point::default(); CURVE.len()];
+        for (point, &n) in curve.iter_mut().zip(&CURVE).filter(|(_, n)| **n <= r) {
+            *point = Point {
+                cpu_window: ms(mean_over((n + 1).saturating_sub(WINDOW).max(1)..=n, cpu)),
+                cpu_mean: ms(mean_over(1..=n, cpu)),
+                rss_mib: s[n + 1].rss_kib.unwrap_or(0) as f64 / 1024.0,
+                messages: s[n + 1].messages,
+                kb: s[n + 1].body_bytes as f64 / 1e3,
+            };
+        }
         Figures {
             cpu_first: ms(mean_over(first.clone(), cpu)),
             cpu_last: ms(mean_over(last.clone(), cpu)),
             cpu_all: ms(mean_over(1..=r, cpu)),
+            cpu_200: if r >= 200 { ms(mean_over(181..=200, cpu)) } else { 0.0 },
             session_cpu: ms(run.exit.cpu),
             wall: ms(s[r + 1].arrived.duration_since(s[1].arrived)) / r as f64,
             gap_first: ms(mean_over(first.clone(), gap)),
@@ -211,6 +285,7 @@ impl Figures {
             parse_first: ms(mean_over(first, |k| s[k + 1].parse)),
             parse_last: ms(mean_over(last, |k| s[k + 1].parse)),
             reply: ms(mean_over(1..=r, |k| s[k].reply)),
+            curve,
         }
     }
 }
@@ -226,8 +301,9 @@ fn med(runs: &[Figures], f: impl Fn(&Figures) -> f64) -> f64 {
     }
 }
 
-/// Harness overhead per round and the session's peak RSS (issue 7, "Harness overhead per round"
-/// and "Memory"). Each figure is the median over `scale.session_repeats` sessions.
+/// Harness overhead per round, its growth with the history, and the session's peak RSS (issues 7
+/// and 16). Each figure is the median over `scale.session_repeats` sessions; the peak RSS is the
+/// largest.
 ///
 /// # Errors
 /// A session could not run or did not end with exit 0 after the whole script.
@@ -243,7 +319,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     let mut last_request = (0, 0);
     let mut last_body = None;
     for _ in 0..n {
-        let run = harness_run(bin, dir.path(), r, true)?;
+        let run = harness_run(bin, dir.path(), r)?;
         last_body = run.last_body.clone();
         figures.push(Figures::of(&run, r));
         rss.push(run.exit.maxrss_kib);
@@ -252,17 +328,38 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     }
     let (msgs, bytes) = last_request;
     report.note(&format!(
-        "session: 1 todo call, {r} read_file rounds, end_turn; last request {msgs} messages, {:.0} KB; \
-         median of {n} sessions",
+        "session: 1 todo call, {r} read_file rounds of a 1 KB file, end_turn; last request {msgs} \
+         messages, {:.0} KB; median of {n} sessions",
         bytes as f64 / 1e3
     ));
     let f = |g: fn(&Figures) -> f64| med(&figures, g);
-    let first = format!("rounds 1-{}", 20.min(r));
-    let last = format!("rounds {}-{r}", (r + 1).saturating_sub(20).max(1));
-    report.check(&format!("harness CPU per round, {last} (~{msgs} msgs)"), f(|x| x.cpu_last), 1.0, "ms");
-    report.check(&format!("harness CPU per round, {first}"), f(|x| x.cpu_first), 1.0, "ms");
-    report.check(&format!("harness CPU per round, mean of all {r}"), f(|x| x.cpu_all), 1.0, "ms");
+    let first = format!("rounds 1-{}", EDGE.min(r));
+    let last = format!("rounds {}-{r}", (r + 1).saturating_sub(EDGE).max(1));
+    report.check_at_most(&format!("harness CPU per round, {first}"), f(|x| x.cpu_first), CPU_FIRST_MS, "ms");
+    report.check_at_most(
+        &format!("harness CPU per round, mean of all {r}"),
+        f(|x| x.cpu_all),
+        CPU_MEAN_MS,
+        "ms",
+    );
+    report.info(&format!("harness CPU per round, {last} (~{msgs} msgs)"), f(|x| x.cpu_last), "ms");
+    if r >= 200 {
+        report.check("harness CPU per round, rounds 181-200 (issue 7)", f(|x| x.cpu_200), CPU_200_MS, "ms");
+    }
     report.info(&format!("CPU of the whole session (wait4) / {r}"), f(|x| x.session_cpu) / r as f64, "ms");
+    report.note("growth with the history: CPU per round and s03's RSS after N rounds");
+    for (i, &at) in CURVE.iter().enumerate().filter(|(_, n)| **n <= r) {
+        let p = |g: fn(&Point) -> f64| med(&figures, |x| g(&x.curve[i]));
+        let window = format!("{}-{at}", (at + 1).saturating_sub(WINDOW).max(1));
+        report.note(&format!(
+            "after {at} rounds: the next request holds {} messages, {:.0} KB",
+            figures[0].curve[i].messages,
+            p(|x| x.kb)
+        ));
+        report.info(&format!("  {at:>4} rounds: CPU per round, rounds {window}"), p(|x| x.cpu_window), "ms");
+        report.info(&format!("  {at:>4} rounds: mean CPU per round, rounds 1-{at}"), p(|x| x.cpu_mean), "ms");
+        report.info(&format!("  {at:>4} rounds: s03 VmRSS"), p(|x| x.rss_mib), "MiB");
+    }
     report.info("wall per round, harness + server (span / rounds)", f(|x| x.wall), "ms");
     report.info(&format!("harness wall per round, {first} (gap)"), f(|x| x.gap_first), "ms");
     report.info(&format!("harness wall per round, {last} (gap)"), f(|x| x.gap_last), "ms");
@@ -274,22 +371,17 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
         report.info(&format!("  in process: normalize + to_vec of the {msgs}-msg request"), ms(build), "ms");
     }
     report.info("growth of harness CPU per round, last 20 / first 20", f(|x| x.cpu_last / x.cpu_first), "×");
-    report.info(
-        "growth of harness wall gap less parse, last 20 / first 20",
-        f(|x| (x.gap_last - x.parse_last) / (x.gap_first - x.parse_first)),
-        "×",
-    );
 
-    let mb = |kib: u64| kib as f64 * 1024.0 / 1e6;
+    let mib = |kib: u64| kib as f64 / 1024.0;
     let max_rss = rss.iter().copied().max().unwrap_or(0);
-    report.check(
+    report.check_at_most(
         &format!("peak RSS, {r}-round session (ru_maxrss of s03, max of {n})"),
-        mb(max_rss),
-        20.0,
-        "MB",
+        mib(max_rss),
+        RSS_SESSION_MIB,
+        "MiB",
     );
     if let Some(kib) = hwm.iter().copied().max() {
-        report.info("  s03's own VmHWM at the last request (max)", mb(kib), "MB");
+        report.info("  s03's own VmHWM at the last request (max)", mib(kib), "MiB");
     }
     Ok(())
 }
@@ -314,7 +406,7 @@ pub fn bash_memory(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), 
             }
         }
     };
-    let run = run(bin, dir.path(), 2, script, false)?;
+    let run = run(bin, dir.path(), 2, script, |_| false, true)?;
     let requests = run.server.requests();
     let result = requests
         .last()

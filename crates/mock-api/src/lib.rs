@@ -258,11 +258,13 @@ struct State {
     messages: usize,
     /// Requests beyond the script or to another route.
     unexpected: Vec<String>,
+    /// Whether recorded requests keep their body (else `null`, see [`MockServer::start_fn_no_bodies`]).
+    keep_bodies: bool,
 }
 
 impl State {
     /// Records `request` and picks its reply and `request-id`.
-    fn answer(&mut self, request: RecordedRequest) -> (Reply, String) {
+    fn answer(&mut self, mut request: RecordedRequest) -> (Reply, String) {
         let route = request.method == "POST" && request.path.split('?').next() == Some("/v1/messages");
         let reply = if !route {
             let message = format!("mock-api: no route for {} {}", request.method, request.path);
@@ -285,6 +287,9 @@ impl State {
                 },
             }
         };
+        if !self.keep_bodies {
+            request.body = Value::Null;
+        }
         self.requests.push(request);
         (reply, format!("req_mock_{}", self.requests.len()))
     }
@@ -317,7 +322,7 @@ impl MockServer {
     /// Binding `127.0.0.1:0`, or starting the thread or runtime, failed.
     pub fn try_start(script: Vec<Reply>) -> std::io::Result<MockServer> {
         let len = script.len();
-        Self::spawn(0, Source::Script { replies: script.into(), len })
+        Self::spawn(0, Source::Script { replies: script.into(), len }, true)
     }
 
     /// Starts a server on a free port that answers every `POST /v1/messages` with `f(request)`.
@@ -339,16 +344,34 @@ impl MockServer {
         port: u16,
         f: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
     ) -> std::io::Result<MockServer> {
-        Self::spawn(port, Source::Func(Box::new(f)))
+        Self::spawn(port, Source::Func(Box::new(f)), true)
     }
 
-    fn spawn(port: u16, source: Source) -> std::io::Result<MockServer> {
+    /// Like [`MockServer::start_fn`], but the requests it records keep no body (`body` is `null`
+    /// in [`MockServer::requests`]; `f` still sees it). For long sessions, such as the bench's
+    /// 1,000 rounds, whose bodies add up to gigabytes once parsed.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
+    pub fn start_fn_no_bodies(f: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) -> MockServer {
+        match Self::spawn(0, Source::Func(Box::new(f)), false) {
+            Ok(server) => server,
+            Err(e) => panic!("mock-api: cannot start the server: {e}"),
+        }
+    }
+
+    fn spawn(port: u16, source: Source, keep_bodies: bool) -> std::io::Result<MockServer> {
         let listener = StdListener::bind((Ipv4Addr::LOCALHOST, port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let state =
-            Arc::new(Mutex::new(State { source, requests: Vec::new(), messages: 0, unexpected: Vec::new() }));
+        let state = Arc::new(Mutex::new(State {
+            source,
+            requests: Vec::new(),
+            messages: 0,
+            unexpected: Vec::new(),
+            keep_bodies,
+        }));
         let (shutdown, stop) = oneshot::channel::<()>();
         let shared = Arc::clone(&state);
         let thread =
