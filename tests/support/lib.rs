@@ -105,3 +105,45 @@ pub fn result_batches(body: &Value) -> Vec<Vec<Value>> {
         .cloned()
         .collect()
 }
+
+/// A chapter REPL on a pseudo-terminal, as a learner runs it: stdin, stdout and stderr are the
+/// terminal, so the line editor, the spinner and Ctrl-C behave as they do for a person. Every
+/// `exp_*` wait gives up after 30 s; escape codes are stripped from what the waits see.
+pub fn pty_chapter(name: &str, workdir: &Path, base_url: &str) -> rexpect::session::PtySession {
+    let mut cmd = chapter(name, workdir, Some(base_url));
+    // A terminal rustyline drives (a `dumb` or missing TERM would make it read without editing).
+    cmd.env("TERM", "xterm-256color");
+    let options = rexpect::session::Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(true);
+    rexpect::session::spawn_with_options(cmd, options).expect("spawn the chapter on a pseudo-terminal")
+}
+
+/// Waits up to 30 s for `done` to hold, checking every 20 ms; `false` on timeout.
+pub fn wait_until(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    done()
+}
+
+/// The texts of a message's `text` blocks, in order; a string `content` is one text.
+pub fn texts(message: &Value) -> Vec<String> {
+    match &message["content"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `text` as a [`pty_chapter`] session's waits see it: rexpect turns each byte of the output into
+/// one `char`, so UTF-8 text such as `你好` is matched through its bytes.
+pub fn pty_text(text: &str) -> String {
+    text.bytes().map(char::from).collect()
+}

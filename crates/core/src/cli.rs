@@ -10,21 +10,19 @@
 //! from [`crate::agent::TurnEnd::exit_code`]).
 //! (a missing variable, a broken `.env`, an unreadable replay file).
 
-use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use tokio::sync::mpsc;
 
 use crate::agent::Agent;
-use crate::client::{AnthropicClient, ApiError, RetryPolicy, Timeouts};
+use crate::client::{AnthropicClient, RetryPolicy, Timeouts};
 use crate::config;
 use crate::dispatch::DispatchMap;
 use crate::extension::Extension;
-use crate::messages::Message;
 use crate::model::{Model, Recording, ReplayModel};
+use crate::repl::{self, one_turn};
 use crate::tools::ToolOptions;
 use crate::ui::Ui;
 use crate::workspace::Workspace;
@@ -41,8 +39,10 @@ Environment (a .env file in the current directory overrides these):
   ANTHROPIC_MAX_RETRIES retries on 408/409/429/5xx/connection errors (default 2)
   NO_COLOR              disable colour
 
-In the REPL: one prompt per line; q, exit, Ctrl-D or Ctrl-C at the prompt quit; Ctrl-C during a
-turn cancels it. Piped stdin is read line by line, without colour.
+In the REPL: one prompt per line (a pasted block of lines is one prompt). Ctrl-C clears the typed
+line; on an empty line it says how to quit. Ctrl-D, q or exit quits. Ctrl-C during a turn cancels
+it, and the history notes the prompt as interrupted. Piped stdin is read line by line, without
+colour.
 
 No key? Run with --demo: recorded model turns, a fresh temporary workspace, no network.
 
@@ -278,7 +278,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
             Err(()) => ExitCode::from(1),
         };
     }
-    repl(chapter, &mut agent, &mut history).await
+    repl::run(chapter.name, &mut agent, &mut history).await
 }
 
 fn agent_from(model: Box<dyn Model>, model_id: String, harness: Harness, ui: Ui) -> Agent {
@@ -291,120 +291,6 @@ fn agent_from(model: Box<dyn Model>, model_id: String, harness: Harness, ui: Ui)
 fn config_error(chapter: &Chapter, message: &str) -> ExitCode {
     eprintln!("{}: {}", chapter.name, crate::sanitize::sanitize(message));
     ExitCode::from(2)
-}
-
-/// Runs one turn, cancellable with Ctrl-C. Errors are printed; `Err(())` means the turn failed,
-/// `Ok(code)` gives [`crate::agent::TurnEnd::exit_code`].
-async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prompt: &str) -> Result<u8, ()> {
-    let ui = agent.ui;
-    let result = tokio::select! {
-        r = agent.run_turn(history, prompt) => r,
-        _ = tokio::signal::ctrl_c() => {
-            ui.error("(interrupted: the turn was cancelled)");
-            return Err(());
-        }
-    };
-    match result {
-        Ok(end) => Ok(end.exit_code()),
-        Err(e) => {
-            report_api_error(&ui, &e);
-            Err(())
-        }
-    }
-}
-
-fn report_api_error(ui: &Ui, e: &ApiError) {
-    ui.error(&format!("Error: {e}"));
-    if let ApiError::Api { status: 404, .. } = e {
-        ui.notice("hint: a 404 means an unknown model id (check MODEL_ID) or a wrong ANTHROPIC_BASE_URL");
-    }
-}
-
-/// What the line reader produced.
-enum Line {
-    Text(String),
-    Eof,
-    Interrupted,
-}
-
-/// Reads prompts on a blocking thread: rustyline on a terminal (line editing, UTF-8/CJK, history),
-/// plain line-by-line reading when stdin is piped (no ANSI escapes). The thread reads one line
-/// per request, so nothing else competes for the terminal while a turn runs.
-fn spawn_reader() -> (mpsc::Sender<String>, mpsc::Receiver<Line>) {
-    let (ask_tx, mut ask_rx) = mpsc::channel::<String>(1);
-    let (line_tx, line_rx) = mpsc::channel::<Line>(1);
-    std::thread::spawn(move || {
-        let interactive = std::io::stdin().is_terminal();
-        let mut editor = if interactive { rustyline::DefaultEditor::new().ok() } else { None };
-        let mut stdin = std::io::stdin().lock();
-        while let Some(prompt) = ask_rx.blocking_recv() {
-            let line = match editor.as_mut() {
-                Some(ed) => match ed.readline(&prompt) {
-                    Ok(l) => {
-                        if !l.trim().is_empty() {
-                            let _ = ed.add_history_entry(l.as_str());
-                        }
-                        Line::Text(l)
-                    }
-                    Err(rustyline::error::ReadlineError::Interrupted) => Line::Interrupted,
-                    Err(_) => Line::Eof,
-                },
-                None => {
-                    crate::ui::out(&prompt);
-                    let mut buf = Vec::new();
-                    match stdin.read_until(b'\n', &mut buf) {
-                        Ok(0) | Err(_) => Line::Eof,
-                        Ok(_) => {
-                            // Piped input may carry invalid UTF-8; replace it rather than fail.
-                            let text = String::from_utf8_lossy(&buf);
-                            Line::Text(text.trim_end_matches(['\n', '\r']).to_owned())
-                        }
-                    }
-                }
-            };
-            let end = matches!(line, Line::Eof);
-            if line_tx.blocking_send(line).is_err() || end {
-                break;
-            }
-        }
-    });
-    (ask_tx, line_rx)
-}
-
-/// The REPL (course §0): `NAME >> `; blank lines ignored; `q`/`exit` (any case), EOF, Ctrl-D or
-/// Ctrl-C at the prompt quit with 0. An API error is printed and the REPL goes on.
-async fn repl(chapter: &Chapter, agent: &mut Agent, history: &mut Vec<Message>) -> ExitCode {
-    let ui = agent.ui;
-    let (ask, mut lines) = spawn_reader();
-    loop {
-        if ask.send(ui.prompt(chapter.name)).await.is_err() {
-            break;
-        }
-        let line = tokio::select! {
-            l = lines.recv() => l.unwrap_or(Line::Eof),
-            _ = tokio::signal::ctrl_c() => Line::Interrupted,
-        };
-        let text = match line {
-            Line::Text(t) => t,
-            Line::Eof => {
-                if !std::io::stdin().is_terminal() {
-                    crate::ui::out("\n");
-                }
-                break;
-            }
-            Line::Interrupted => break,
-        };
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
-        if trimmed.eq_ignore_ascii_case("q") || trimmed.eq_ignore_ascii_case("exit") {
-            break;
-        }
-        let _ = one_turn(agent, history, &text).await;
-        crate::ui::out("\n");
-    }
-    ExitCode::SUCCESS
 }
 
 /// `--demo`: a fresh temporary workspace seeded with the demo files, the recorded turns compiled

@@ -21,7 +21,8 @@
 //! | [`approve`] | asking the user `Allow? [y/N]` on the terminal | course s04/s05 |
 //! | [`sanitize`] | the one sanitiser for everything untrusted the terminal shows | ours (issue 14) |
 //! | [`ui`] | what the terminal shows | course §0 |
-//! | [`cli`] | flags, REPL, `-p`, `--demo` | course §0 |
+//! | [`repl`] | reading prompts, Ctrl-C, one cancellable turn | course §0 |
+//! | [`cli`] | flags, start-up, `-p`, `--demo` | course §0 |
 //! | [`chapter`] | the generic chapter entry point: a chapter's `main` in one call | ours |
 
 #![warn(missing_docs)]
@@ -40,6 +41,7 @@ pub mod messages;
 pub mod model;
 pub mod normalize;
 pub mod permission;
+pub mod repl;
 pub mod sanitize;
 pub mod sse;
 pub mod tools;

@@ -1,0 +1,183 @@
+//! The REPL a learner lives in: reading prompts, Ctrl-C, and one cancellable turn.
+//!
+//! Source: course §0 (the prompt `sNN >> `; `q`, `exit` or end of input quit; blank lines are
+//! ignored). Ours, as most terminal prompts behave (bash, Claude Code):
+//! - On a terminal, prompts are read with rustyline: line editing, UTF-8 and input-method text,
+//!   bracketed paste (a pasted block of several lines is one prompt), history with the arrow keys.
+//!   Piped stdin is read line by line, without escape codes.
+//! - Ctrl-C with text on the line clears the line (Ctrl-Y brings it back); on an empty line it
+//!   says how to quit: Ctrl-D, `q` or `exit`.
+//! - Ctrl-C while a turn runs cancels it: the request is dropped, a running tool is stopped, and
+//!   the history gets a [`INTERRUPTED`] text block after the interrupted prompt, so the model (and
+//!   the learner) see that the prompt was cut short instead of finding it silently merged into
+//!   the next one.
+//!
+//! The line editor only holds the terminal while a prompt is read; a turn's Ctrl-C comes as a
+//! SIGINT, which [`one_turn`] waits for next to the turn.
+
+use std::io::{BufRead, IsTerminal};
+use std::process::ExitCode;
+
+use rustyline::{
+    Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyEvent, Movement, RepeatCount,
+};
+use tokio::sync::mpsc;
+
+use crate::agent::Agent;
+use crate::client::ApiError;
+use crate::messages::Message;
+
+/// The text block added to the history after a prompt whose turn Ctrl-C cancelled.
+pub const INTERRUPTED: &str = "(interrupted by the user)";
+
+/// What Ctrl-C on an empty prompt line says.
+pub const QUIT_HINT: &str = "(to quit, press Ctrl-D or type q; Ctrl-C clears a typed line)";
+
+/// Runs one turn, cancellable with Ctrl-C. Errors are printed; `Err(())` means the turn failed or
+/// was cancelled, `Ok(code)` gives [`crate::agent::TurnEnd::exit_code`]. A cancelled turn leaves
+/// [`INTERRUPTED`] at the end of `history`.
+pub(crate) async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prompt: &str) -> Result<u8, ()> {
+    let ui = agent.ui;
+    let result = tokio::select! {
+        r = agent.run_turn(history, prompt) => Some(r),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    match result {
+        Some(Ok(end)) => Ok(end.exit_code()),
+        Some(Err(e)) => {
+            report_api_error(&ui, &e);
+            Err(())
+        }
+        None => {
+            // The turn's future is gone: the request was dropped and a running tool killed.
+            // What the turn had appended stays; normalize_messages answers an unanswered
+            // tool_use with (cancelled).
+            history.push(Message::user_text(INTERRUPTED));
+            crate::ui::clear_err_line();
+            ui.notice("(interrupted: the turn was cancelled)");
+            Err(())
+        }
+    }
+}
+
+fn report_api_error(ui: &crate::ui::Ui, e: &ApiError) {
+    ui.error(&format!("Error: {e}"));
+    if let ApiError::Api { status: 404, .. } = e {
+        ui.notice("hint: a 404 means an unknown model id (check MODEL_ID) or a wrong ANTHROPIC_BASE_URL");
+    }
+}
+
+/// The REPL (course §0): `NAME >> `; blank lines ignored; `q`/`exit` (any case), end of input or
+/// Ctrl-D quit with 0. An API error is printed and the REPL goes on.
+pub(crate) async fn run(name: &str, agent: &mut Agent, history: &mut Vec<Message>) -> ExitCode {
+    let ui = agent.ui;
+    let interactive = std::io::stdin().is_terminal();
+    let (ask, mut lines) = spawn_reader(interactive);
+    loop {
+        if ask.send(ui.prompt(name)).await.is_err() {
+            break;
+        }
+        let line = loop {
+            tokio::select! {
+                l = lines.recv() => break l.unwrap_or(Line::Eof),
+                // A SIGINT at the prompt comes only when no line editor holds the terminal: piped
+                // stdin (quit, as a pipeline would) or a terminal rustyline does not drive, where
+                // the terminal itself has already dropped the typed text (keep waiting).
+                _ = tokio::signal::ctrl_c() => {
+                    if !interactive {
+                        break Line::Eof;
+                    }
+                    ui.notice(QUIT_HINT);
+                }
+            }
+        };
+        let text = match line {
+            Line::Text(t) => t,
+            Line::Eof => {
+                if !interactive {
+                    crate::ui::out("\n");
+                }
+                break;
+            }
+            Line::Interrupted => {
+                ui.notice(QUIT_HINT);
+                continue;
+            }
+        };
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if trimmed.eq_ignore_ascii_case("q") || trimmed.eq_ignore_ascii_case("exit") {
+            break;
+        }
+        // A pasted block may end with its own newline; the prompt is the text before it.
+        let _ = one_turn(agent, history, text.trim_end_matches(['\n', '\r'])).await;
+        crate::ui::out("\n");
+    }
+    ExitCode::SUCCESS
+}
+
+/// What the line reader produced.
+enum Line {
+    Text(String),
+    Eof,
+    /// Ctrl-C on an empty line.
+    Interrupted,
+}
+
+/// Ctrl-C in the line editor: clears a non-empty line (into the kill ring, so Ctrl-Y brings it
+/// back); on an empty line, rustyline's default, which ends the read with `Interrupted`.
+struct ClearOrInterrupt;
+
+impl ConditionalEventHandler for ClearOrInterrupt {
+    fn handle(&self, _evt: &Event, _n: RepeatCount, _positive: bool, ctx: &EventContext) -> Option<Cmd> {
+        (!ctx.line().is_empty()).then_some(Cmd::Kill(Movement::WholeBuffer))
+    }
+}
+
+/// Reads prompts on a blocking thread: rustyline on a terminal, plain line-by-line reading when
+/// stdin is piped (no escape codes). The thread reads one line per request, so nothing else
+/// competes for the terminal while a turn runs.
+fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line>) {
+    let (ask_tx, mut ask_rx) = mpsc::channel::<String>(1);
+    let (line_tx, line_rx) = mpsc::channel::<Line>(1);
+    std::thread::spawn(move || {
+        let mut editor = if interactive { rustyline::DefaultEditor::new().ok() } else { None };
+        if let Some(ed) = editor.as_mut() {
+            ed.bind_sequence(KeyEvent::ctrl('C'), EventHandler::Conditional(Box::new(ClearOrInterrupt)));
+        }
+        let mut stdin = std::io::stdin().lock();
+        while let Some(prompt) = ask_rx.blocking_recv() {
+            let line = match editor.as_mut() {
+                Some(ed) => match ed.readline(&prompt) {
+                    Ok(l) => {
+                        if !l.trim().is_empty() {
+                            let _ = ed.add_history_entry(l.as_str());
+                        }
+                        Line::Text(l)
+                    }
+                    Err(rustyline::error::ReadlineError::Interrupted) => Line::Interrupted,
+                    Err(_) => Line::Eof,
+                },
+                None => {
+                    crate::ui::out(&prompt);
+                    let mut buf = Vec::new();
+                    match stdin.read_until(b'\n', &mut buf) {
+                        Ok(0) | Err(_) => Line::Eof,
+                        Ok(_) => {
+                            // Piped input may carry invalid UTF-8; replace it rather than fail.
+                            let text = String::from_utf8_lossy(&buf);
+                            Line::Text(text.trim_end_matches(['\n', '\r']).to_owned())
+                        }
+                    }
+                }
+            };
+            let end = matches!(line, Line::Eof);
+            if line_tx.blocking_send(line).is_err() || end {
+                break;
+            }
+        }
+    });
+    (ask_tx, line_rx)
+}

@@ -1,0 +1,94 @@
+//! The REPL on a pseudo-terminal, as a learner types into it: the real `s02` binary with its line
+//! editor and Ctrl-C, against the loopback Messages API server. Each step waits for the output it
+//! expects (30 s at most); a prompt is sent only after the previous one was answered.
+
+use e2e::{MockServer, Reply, pty_chapter, pty_text, reply, texts, wait_until};
+use rexpect::session::PtySession;
+use serde_json::Value;
+
+const PROMPT: &str = "s02 >> ";
+
+/// The messages of request `i` as the server received it.
+fn messages(server: &MockServer, i: usize) -> Vec<Value> {
+    server.requests()[i].body["messages"].as_array().cloned().unwrap_or_default()
+}
+
+/// Types `q` at a fresh prompt and waits for the process to end.
+fn quit(mut session: PtySession) {
+    session.send_line("q").unwrap();
+    session.exp_eof().unwrap();
+}
+
+#[test]
+fn a_pasted_cjk_line_with_its_enter_in_the_same_write_is_echoed_whole_and_sent_whole() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![reply::text("收到")]);
+    let mut s02 = pty_chapter("s02", ws.path(), &server.base_url());
+    s02.exp_string(PROMPT).unwrap();
+
+    // One write: the text and its Enter, as a paste, an input method or a fast typist delivers them.
+    s02.send("你好，请列出文件\r").unwrap();
+    s02.flush().unwrap();
+    s02.exp_string(&pty_text("你好，请列出文件")).unwrap();
+    s02.exp_string(&pty_text("收到")).unwrap();
+    s02.exp_string(PROMPT).unwrap();
+
+    let sent = messages(&server, 0);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["role"], "user");
+    assert_eq!(texts(&sent[0]), ["你好，请列出文件"]);
+    quit(s02);
+}
+
+#[test]
+fn ctrl_c_clears_a_half_typed_line_and_on_an_empty_line_says_how_to_quit() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![reply::text("fine")]);
+    let mut s02 = pty_chapter("s02", ws.path(), &server.base_url());
+    s02.exp_string(PROMPT).unwrap();
+
+    s02.send("half typed").unwrap();
+    s02.flush().unwrap();
+    s02.exp_string("half typed").unwrap();
+    s02.send_control('c').unwrap();
+    // The line is redrawn empty: the prompt again, and the session is still there.
+    s02.exp_string(PROMPT).unwrap();
+    s02.send_line("next").unwrap();
+    s02.exp_string("fine").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    assert_eq!(server.request_count(), 1);
+    let sent = messages(&server, 0);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(texts(&sent[0]), ["next"], "the cleared text is not sent");
+
+    s02.send_control('c').unwrap();
+    s02.exp_string("to quit, press Ctrl-D or type q").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    quit(s02);
+}
+
+#[test]
+fn ctrl_c_during_a_slow_request_cancels_it_and_the_session_goes_on() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![Reply::Hang, reply::text("back again")]);
+    let mut s02 = pty_chapter("s02", ws.path(), &server.base_url());
+    s02.exp_string(PROMPT).unwrap();
+
+    s02.send_line("slow").unwrap();
+    assert!(wait_until(|| server.request_count() == 1), "the first request reached the server");
+    s02.send_control('c').unwrap();
+    s02.exp_string("interrupted").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+
+    s02.send_line("again").unwrap();
+    s02.exp_string("back again").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    let sent = messages(&server, 1);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(
+        texts(&sent[0]),
+        ["slow", "(interrupted by the user)", "again"],
+        "the interrupted prompt is marked, not silently merged into the next"
+    );
+    quit(s02);
+}
