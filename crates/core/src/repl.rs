@@ -24,7 +24,7 @@ use rustyline::{
 use tokio::sync::mpsc;
 
 use crate::agent::Agent;
-use crate::client::ApiError;
+use crate::error::ApiError;
 use crate::messages::Message;
 
 /// The text block added to the history after a prompt whose turn Ctrl-C cancelled.
