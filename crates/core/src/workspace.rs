@@ -17,15 +17,33 @@
 //!
 //! The result of a successful resolution is a [`WsPath`]: an absolute path with every symlink
 //! already followed, checked to lie inside the root. It can only be built here, so a tool that
-//! holds one cannot escape. (A process outside the agent could still swap a folder for a symlink
-//! between resolution and use; the rule protects against the model, not against a concurrent
-//! attacker on the same machine.)
+//! holds one cannot escape.
+//!
+//! **The root is a handle, not a string.** [`Workspace::new`] opens the root folder once, with
+//! `cap-std` (Bytecode Alliance). Every file operation of the tools goes through that handle and
+//! the path *relative to the root* ([`WsPath::relative`]): on Linux each open is an
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` below the handle, so the kernel itself
+//! refuses to leave the folder. Two things this holds against, which a check of path strings
+//! cannot: the workspace folder renamed away and replaced by a symlink to somewhere else (the
+//! handle still names the real folder, wherever it moved), and a folder inside swapped for a
+//! symlink pointing outside between the check and the write (the open fails instead of following
+//! it). The walk below uses the handle too, so its answer describes the real folder.
+//!
+//! Symlinks: relative and absolute ones are followed by the walk, and a tool acts on what they
+//! point to when that lies inside (an absolute target inside the root works as well as a relative
+//! one). Special files (FIFOs, sockets, devices) are opened without blocking and refused after an
+//! `fstat`, see [`WsPath::open_read`].
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
 use std::ops::Deref;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use cap_fs_ext::OpenOptionsSyncExt;
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt};
 
 use crate::dispatch::ToolError;
 
@@ -34,27 +52,118 @@ const MAX_SYMLINK_HOPS: usize = 40;
 
 /// The workspace root and the rule that keeps every tool inside it (course §1).
 ///
-/// Cheap to clone: one `PathBuf`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Holds the root's path (for messages and the SYSTEM prompt) and an open handle on the root
+/// folder (for every file operation). Cheap to clone: a `PathBuf` and an `Arc`. Two workspaces are
+/// equal when their root paths are.
+#[derive(Clone, Debug)]
 pub struct Workspace {
     root: PathBuf,
+    dir: Arc<Dir>,
 }
+
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Workspace {}
 
 /// A path resolved by [`Workspace::locate`]: absolute, every symlink followed, inside the root.
 ///
 /// Only this module can build one, so holding a `WsPath` means the workspace rule was applied.
-/// Derefs to [`Path`]; `given()` is the path as the model wrote it, for messages.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Derefs to [`Path`] (the absolute path, for display and for walking); `given()` is the path as
+/// the model wrote it, for messages. File operations go through [`WsPath::open_read`] and
+/// [`WsPath::parent_dir`], which act beneath the workspace's handle.
+#[derive(Clone, Debug)]
 pub struct WsPath {
     abs: PathBuf,
+    rel: PathBuf,
     given: String,
     exists: bool,
+    dir: Arc<Dir>,
+}
+
+impl PartialEq for WsPath {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.abs, &self.given, self.exists) == (&other.abs, &other.given, other.exists)
+    }
+}
+
+impl Eq for WsPath {}
+
+/// What [`WsPath::open_read`] found at a path.
+#[derive(Debug)]
+pub enum Opened {
+    /// A regular file, open for reading, with its metadata from `fstat`.
+    File(File, Metadata),
+    /// A folder.
+    Folder,
+    /// Anything else: a FIFO, a socket, a character or block device. Never opened in a way
+    /// that blocks.
+    Special,
 }
 
 impl WsPath {
     /// The absolute, symlink-free path inside the workspace.
     pub fn as_path(&self) -> &Path {
         &self.abs
+    }
+    /// The path relative to the workspace root (empty for the root itself): what every file
+    /// operation passes to the root handle.
+    pub fn relative(&self) -> &Path {
+        &self.rel
+    }
+    /// Opens the path for reading beneath the root handle, without blocking and without taking
+    /// a controlling terminal (`O_NONBLOCK | O_NOCTTY`), then checks its type with `fstat` on
+    /// the open file. A FIFO swapped in at any moment is refused, never waited on.
+    ///
+    /// # Errors
+    /// The `io::Error` of the open (`NotFound`, permission, or a path that would leave the root).
+    pub fn open_read(&self) -> io::Result<Opened> {
+        // A cheap first look, so that a device is not even opened (opening some has effects).
+        let first = self.dir.metadata(self.rel_or_dot())?;
+        if first.is_dir() {
+            return Ok(Opened::Folder);
+        }
+        if !first.is_file() {
+            return Ok(Opened::Special);
+        }
+        let mut opts = OpenOptions::new();
+        opts.read(true).nonblock(true).custom_flags(rustix::fs::OFlags::NOCTTY.bits() as i32);
+        let file = self.dir.open_with(self.rel_or_dot(), &opts)?;
+        // The type that counts is the one of the file actually opened.
+        let meta = file.metadata()?;
+        Ok(if meta.is_file() {
+            Opened::File(file, meta)
+        } else if meta.is_dir() {
+            Opened::Folder
+        } else {
+            Opened::Special
+        })
+    }
+    /// The folder that holds the path, as a handle beneath the root, and the path's last
+    /// component. With `create`, missing folders on the way are created (beneath the root).
+    ///
+    /// # Errors
+    /// `InvalidInput` for the root itself (it has no name to write to); otherwise the
+    /// `io::Error` of creating or opening the folder.
+    pub fn parent_dir(&self, create: bool) -> io::Result<(Dir, &OsStr)> {
+        let name = self
+            .rel
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the workspace root is a folder"))?;
+        let parent = self.rel.parent().unwrap_or(Path::new(""));
+        if parent.as_os_str().is_empty() {
+            return Ok((self.dir.try_clone()?, name));
+        }
+        if create {
+            self.dir.create_dir_all(parent)?;
+        }
+        Ok((self.dir.open_dir(parent)?, name))
+    }
+    fn rel_or_dot(&self) -> &Path {
+        if self.rel.as_os_str().is_empty() { Path::new(".") } else { &self.rel }
     }
     /// The path as the model gave it; what every message shows (course §1: "PATH").
     pub fn given(&self) -> &str {
@@ -93,21 +202,31 @@ impl fmt::Display for WsPath {
 }
 
 impl Workspace {
-    /// A workspace rooted at `root`, which is canonicalised (made absolute, symlinks followed).
+    /// A workspace rooted at `root`, which is canonicalised (made absolute, symlinks followed)
+    /// and opened as a handle: the one place where a path string is trusted.
     ///
     /// # Errors
-    /// The `io::Error` of [`std::fs::canonicalize`]: the root does not exist or cannot be read.
+    /// The `io::Error` of [`std::fs::canonicalize`] or of opening the folder: the root does not
+    /// exist, is not a folder, or cannot be read.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         let root = std::fs::canonicalize(root)?;
         if !root.is_dir() {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, "workspace root is not a folder"));
         }
-        Ok(Self { root })
+        let dir = Dir::open_ambient_dir(&root, ambient_authority())?;
+        Ok(Self { root, dir: Arc::new(dir) })
     }
 
-    /// The canonical root (`WORKDIR`).
+    /// The canonical root (`WORKDIR`) as it was when the workspace was opened; for messages.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The handle on the root folder: `bash` starts its commands there (`fchdir`) and the
+    /// sandbox grants writes beneath it, so both follow the real folder even if its path is
+    /// re-pointed.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
     }
 
     /// Resolves `path`: relative to the root, following `..` and every symlink. The same walk
@@ -145,10 +264,10 @@ impl Workspace {
             return Err(escapes());
         }
         let (abs, exists) = self.walk(path)?;
-        if !abs.starts_with(&self.root) {
+        let Ok(rel) = abs.strip_prefix(&self.root).map(Path::to_path_buf) else {
             return Err(escapes());
-        }
-        Ok(WsPath { abs, given: path.to_owned(), exists })
+        };
+        Ok(WsPath { abs, rel, given: path.to_owned(), exists, dir: Arc::clone(&self.dir) })
     }
 
     /// The walk behind [`Workspace::locate`]: returns the symlink-free absolute path and whether
@@ -183,21 +302,22 @@ impl Workspace {
                 missing += 1;
                 continue;
             }
-            match std::fs::symlink_metadata(&next) {
-                Ok(meta) if meta.file_type().is_symlink() => {
+            match self.kind(&next) {
+                Ok(Kind::Symlink) => {
                     hops += 1;
                     if hops > MAX_SYMLINK_HOPS {
                         return Err(ToolError::Failed(format!("Too many levels of symlinks: {given}")));
                     }
-                    let target = std::fs::read_link(&next)
+                    let target = self
+                        .read_link(&next)
                         .map_err(|e| ToolError::Failed(format!("Cannot read symlink in {given}: {e}")))?;
                     push_components(&mut todo, &target);
                     if target.is_absolute() {
                         here = PathBuf::from("/");
                     }
                 }
-                Ok(meta) if meta.is_dir() => here = next,
-                Ok(_) => {
+                Ok(Kind::Folder) => here = next,
+                Ok(Kind::Other) => {
                     // A file (or fifo, socket, device): it must be the last component.
                     if todo.iter().any(|p| p != ".") {
                         return Err(ToolError::Failed(format!(
@@ -216,6 +336,44 @@ impl Workspace {
         }
         Ok((here, missing == 0))
     }
+
+    /// The kind of `abs` without following a last symlink: beneath the root handle when `abs`
+    /// lies inside the root, through the path otherwise (an absolute path on its way in).
+    fn kind(&self, abs: &Path) -> io::Result<Kind> {
+        let (symlink, dir) = match abs.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => (false, true),
+            Ok(rel) => {
+                let m = self.dir.symlink_metadata(rel)?;
+                (m.file_type().is_symlink(), m.is_dir())
+            }
+            Err(_) => {
+                let m = std::fs::symlink_metadata(abs)?;
+                (m.file_type().is_symlink(), m.is_dir())
+            }
+        };
+        Ok(if symlink {
+            Kind::Symlink
+        } else if dir {
+            Kind::Folder
+        } else {
+            Kind::Other
+        })
+    }
+
+    /// A symlink's target, read beneath the root handle when inside the root.
+    fn read_link(&self, abs: &Path) -> io::Result<PathBuf> {
+        match abs.strip_prefix(&self.root) {
+            Ok(rel) => self.dir.read_link_contents(rel),
+            Err(_) => std::fs::read_link(abs),
+        }
+    }
+}
+
+/// What one step of the walk found.
+enum Kind {
+    Symlink,
+    Folder,
+    Other,
 }
 
 /// Pushes `path`'s components onto the stack `todo` so that they pop in order; a root becomes

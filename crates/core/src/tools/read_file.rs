@@ -14,13 +14,16 @@
 //! lines)`, N counting every line not shown in full (with the same `at least …` form past the
 //! budget).
 //!
+//! The file is opened beneath the workspace handle without blocking, and its type is checked on
+//! the open file (`fstat`): a FIFO or device, even one swapped in after the path was checked, is
+//! refused at once instead of hanging the harness.
+//!
 //! Errors (`Error: …` for the model): the workspace rule; `File not found: PATH`;
 //! `PATH is a folder, not a file`; `PATH is not a regular file` (a FIFO, socket or device);
 //! `PATH is a binary file (N bytes); not shown` when the first
 //! 8 KiB hold a NUL byte or are mostly (over a quarter) invalid UTF-8; other I/O errors as
 //! `Cannot read PATH: …`. PATH is always the path as the model gave it.
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::sync::Arc;
 
@@ -30,7 +33,7 @@ use serde_json::json;
 use super::{MAX_OUTPUT_CHARS, cut_chars, spec};
 use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
 use crate::messages::ToolSpec;
-use crate::workspace::{Workspace, WsPath};
+use crate::workspace::{Opened, Workspace, WsPath};
 
 /// Bytes of the shown lines kept in memory: enough for 50,000 characters of up to 4 bytes each.
 const HEAD_BYTES: usize = 4 * MAX_OUTPUT_CHARS + 4;
@@ -88,15 +91,7 @@ fn read(path: &WsPath, limit: Option<u64>) -> Result<String, ToolError> {
         io::ErrorKind::NotFound => ToolError::Failed(format!("File not found: {given}")),
         _ => ToolError::Failed(format!("Cannot read {given}: {e}")),
     };
-    // Checked before opening: opening a FIFO would block until someone writes to it.
-    let meta = std::fs::metadata(path.as_path()).map_err(io_err)?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!("{given} is a folder, not a file")));
-    }
-    if !meta.is_file() {
-        return Err(ToolError::Failed(format!("{given} is not a regular file")));
-    }
-    let mut file = File::open(path.as_path()).map_err(io_err)?;
+    let (mut file, meta) = open_regular(path)?;
 
     let mut scan = Scan::new(limit);
     let mut buf = vec![0u8; CHUNK];
@@ -131,6 +126,26 @@ fn read(path: &WsPath, limit: Option<u64>) -> Result<String, ToolError> {
         scan.feed(&buf[..n]);
     }
     Ok(scan.finish())
+}
+
+/// Opens `path` for reading, refusing folders and special files without ever blocking (see
+/// [`WsPath::open_read`]): a FIFO swapped in at any moment is an error, not a hang. Shared by
+/// `read_file` and `edit_file`.
+///
+/// # Errors
+/// `File not found: PATH`, `PATH is a folder, not a file`, `PATH is not a regular file`,
+/// `Cannot read PATH: …`.
+pub(crate) fn open_regular(path: &WsPath) -> Result<(cap_std::fs::File, cap_std::fs::Metadata), ToolError> {
+    let given = path.given();
+    match path.open_read() {
+        Ok(Opened::File(file, meta)) => Ok((file, meta)),
+        Ok(Opened::Folder) => Err(ToolError::Failed(format!("{given} is a folder, not a file"))),
+        Ok(Opened::Special) => Err(ToolError::Failed(format!("{given} is not a regular file"))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            Err(ToolError::Failed(format!("File not found: {given}")))
+        }
+        Err(e) => Err(ToolError::Failed(format!("Cannot read {given}: {e}"))),
+    }
 }
 
 /// A NUL byte, or more than a quarter of the bytes invalid UTF-8. `complete` says `sniff` is the
