@@ -26,7 +26,7 @@ fn peak_rss_kb() -> Option<u64> {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let ws = Workspace::new(dir.path())?;
-    let map = tools::s02(&ws, &ToolOptions { bash_timeout: Duration::from_secs(120) });
+    let map = tools::s02(&ws, &ToolOptions { bash_timeout: Duration::from_secs(120), ..Default::default() });
     let before = peak_rss_kb().ok_or("no VmHWM in /proc/self/status")?;
     let started = Instant::now();
     let call = ToolUseBlock {

@@ -23,6 +23,7 @@ use crate::dispatch::DispatchMap;
 use crate::extension::Extension;
 use crate::model::{Model, Recording, ReplayModel};
 use crate::repl::{self, one_turn};
+use crate::sandbox::{Sandbox, SandboxMode};
 use crate::tools::ToolOptions;
 use crate::ui::Ui;
 use crate::workspace::Workspace;
@@ -38,6 +39,11 @@ Environment (a .env file in the current directory overrides these):
   AUTH_TYPE=bearer      send the key as Authorization: Bearer instead of x-api-key
   ANTHROPIC_MAX_RETRIES retries on 408/409/429/5xx/connection errors (default 2)
   NO_COLOR              disable colour
+
+Bash commands run in a session of their own (no terminal; stdin is /dev/null), inside the sandbox
+of --sandbox, and never see ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or any variable whose name
+contains KEY, TOKEN, SECRET or PASSWORD (any case). When a call ends, every process the command
+started is stopped. SIGTERM or SIGHUP to the harness stops the running command, then exits.
 
 In the REPL: one prompt per line (a pasted block of lines is one prompt). Ctrl-C clears the typed
 line; on an empty line it says how to quit. Ctrl-D, q or exit quits. Ctrl-C during a turn cancels
@@ -84,9 +90,21 @@ pub struct CommonArgs {
     #[arg(long, conflicts_with_all = ["prompt", "model", "base_url", "workdir"])]
     pub demo: bool,
 
-    /// Seconds before a bash command and its whole process group are killed.
+    /// Seconds before a bash command and every process it started are killed.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub bash_timeout: u64,
+
+    /// What bash commands may write (Landlock, Linux): workspace-write = the workspace, the temp
+    /// folders and /dev/null & co.; read-only = nothing but those devices; off = no sandbox.
+    /// Reading is allowed everywhere. Where Landlock is missing, a line says so at start and
+    /// commands run unsandboxed.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = SandboxMode::WorkspaceWrite)]
+    pub sandbox: SandboxMode,
+
+    /// Deny bash commands every TCP connection and listening socket (Landlock ABI 4, Linux 6.7;
+    /// UDP and DNS are not covered).
+    #[arg(long)]
+    pub no_network: bool,
 
     /// Retries on 408/409/429/5xx and connection errors [env: ANTHROPIC_MAX_RETRIES] [default: 2].
     #[arg(long, value_name = "N")]
@@ -189,7 +207,12 @@ pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> H
 
 async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
     let ui = Ui::detect();
-    let tool_options = ToolOptions { bash_timeout: Duration::from_secs(args.bash_timeout.max(1)) };
+    let sandbox = Sandbox { mode: args.sandbox, no_network: args.no_network };
+    let tool_options = ToolOptions { bash_timeout: Duration::from_secs(args.bash_timeout.max(1)), sandbox };
+    if let Some(line) = sandbox.notice() {
+        ui.error(&line);
+    }
+    crate::process::end_commands_on_terminate_signals();
 
     if args.demo {
         return run_demo(chapter, ui, tool_options, build).await;

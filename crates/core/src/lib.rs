@@ -12,7 +12,9 @@
 //! | [`sse`] | server-sent-event framing and the streamed-message accumulator | Messages API, streaming |
 //! | [`model`] | the `Model` trait, replay and recording | ours |
 //! | [`dispatch`] | the dispatch map of tools | course s02 |
-//! | [`workspace`] | the workspace rule, in one place | course §1 |
+//! | [`workspace`] | the workspace rule, in one place; the root as an open handle | course §1, ours |
+//! | [`process`] | how a `bash` command starts and ends: its own session, a clean environment | ours |
+//! | [`sandbox`] | Landlock for `bash`: `--sandbox`, `--no-network` | ours |
 //! | [`tools`] | `bash`, `read_file`, `write_file`, `edit_file`, `glob` | course §1, §3 |
 //! | [`extension`] | what a chapter may add to a round | course s03–s05 |
 //! | [`agent`] | `agent_loop` and one user turn | course §0 |
@@ -41,7 +43,9 @@ pub mod messages;
 pub mod model;
 pub mod normalize;
 pub mod permission;
+pub mod process;
 pub mod repl;
+pub mod sandbox;
 pub mod sanitize;
 pub mod sse;
 pub mod tools;

@@ -103,7 +103,8 @@ async fn large_stdout_and_stderr_together_do_not_deadlock() -> TestResult {
 
 #[tokio::test]
 async fn a_timeout_kills_the_whole_process_group_and_returns_quickly() -> TestResult {
-    let fx = Fixture::with_options(&ToolOptions { bash_timeout: Duration::from_secs(1) })?;
+    let fx =
+        Fixture::with_options(&ToolOptions { bash_timeout: Duration::from_secs(1), ..Default::default() })?;
     let started = Instant::now();
     let out = run(&fx, "echo $$ > pgid; sleep 1000 & sleep 1000; wait").await;
     assert_eq!(out, ToolOutcome::error("Error: Timeout (1s)"));
@@ -118,7 +119,7 @@ async fn background_processes_die_when_the_command_finishes() -> TestResult {
     let fx = Fixture::new()?;
     let started = Instant::now();
     let out = run(&fx, "echo $$ > pgid; sleep 1000 & echo started").await;
-    assert_eq!(out, ToolOutcome::ok("started"));
+    assert_eq!(out, ToolOutcome::ok("started\n(stopped 1 background process it left running)"));
     assert!(started.elapsed() < Duration::from_secs(5));
     let pgid = read_pgid(&fx, "pgid").await?;
     assert_eq!(wait_group_gone(pgid, Duration::from_secs(1)), Vec::<i32>::new(), "group {pgid} survived");

@@ -1,39 +1,44 @@
 //! `bash`: run a shell command in the workspace (course §1, s02).
 //!
-//! Input `{"command": string}`. The command runs as `sh -c COMMAND` with cwd = the workspace root,
-//! stdin from `/dev/null`, in its own process group. The output is stdout followed by stderr,
-//! trimmed, decoded lossily (an invalid byte becomes U+FFFD; course #510), and cut to the first
-//! 50,000 characters followed by `... (N more characters)`; `(no output)` when empty. A non-zero
-//! exit adds a last line `(exit code N)`, death by a signal `(killed by signal NAME)` (ours).
+//! Input `{"command": string}`. The command runs as `sh -c COMMAND` in the workspace folder (by
+//! its handle), in a session of its own with no controlling terminal, stdin from `/dev/null`,
+//! without the harness's secrets in its environment, and inside the Landlock sandbox chosen with
+//! `--sandbox` (see [`crate::process`] and [`crate::sandbox`]). The output is stdout followed by
+//! stderr, trimmed, decoded lossily (an invalid byte becomes U+FFFD; course #510), and cut to the
+//! first 50,000 characters followed by `... (N more characters)`; `(no output)` when empty. A
+//! non-zero exit adds a last line `(exit code N)`, death by a signal `(killed by signal NAME)`
+//! (ours).
 //!
 //! Errors (`Error: …` for the model):
 //! - a command containing a deny-list entry → `Dangerous command blocked` (course §1);
 //! - still running after the timeout → `Timeout (120s)` (the configured seconds);
-//! - `sh` cannot be started → `Cannot run sh: …`.
+//! - `sh` cannot be started → `Cannot run sh: …`; the sandbox cannot be built → `Cannot set up
+//!   the sandbox: …`.
 //!
-//! No process the command started outlives the call (see NOTES "Killing a shell command for
-//! real"): when `sh` exits, on timeout, and when the call's future is dropped (the user cancelled
-//! the turn), the whole process group gets `SIGKILL`. Memory stays bounded whatever the command
-//! prints: each stream keeps at most [`HEAD_BYTES`] and only counts the rest.
-//! Limit: a process that leaves the group on purpose (`setsid`) escapes the kill; if it keeps
-//! the output pipe open, the call waits for the timeout.
+//! No process the command started outlives the call: when `sh` exits, on timeout, and when the
+//! call's future is dropped (the user cancelled the turn), every process of the command's session
+//! gets `SIGKILL`, whatever process group it moved to. When `sh` exited on its own and left
+//! processes running, the result ends with `(stopped N background process(es) it left running)`,
+//! so the model knows why its server is gone. When a sandboxed command fails with `Permission
+//! denied` or the like, a last line says what the sandbox allows ([`Sandbox::hint`]). Memory stays
+//! bounded whatever the command prints: each stream keeps at most [`HEAD_BYTES`] and only counts
+//! the rest. Limit: a process that starts a second session (`setsid`) leaves the command's
+//! session and is not found; if it keeps the output pipe open, the call waits for the timeout.
 
-use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
-use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 
 use super::{MAX_OUTPUT_CHARS, cut_chars, spec};
 use crate::dispatch::{Subject, Tool, ToolError, TypedTool};
 use crate::messages::ToolSpec;
 use crate::permission::deny_list_match;
+use crate::process::spawn_shell;
+use crate::sandbox::Sandbox;
 use crate::tools::ToolOptions;
 use crate::workspace::Workspace;
 
@@ -45,9 +50,10 @@ pub const HEAD_BYTES: usize = 4 * MAX_OUTPUT_CHARS;
 const CHUNK: usize = 64 * 1024;
 
 /// The `bash` tool (course §1): `Run a shell command.`, input `command`. See the module docs for
-/// the output and errors. Commands run in `ws`'s root and are killed after `opts.bash_timeout`.
+/// the output and errors. Commands run in `ws`'s root, in `opts.sandbox`, and are killed after
+/// `opts.bash_timeout`.
 pub fn bash(ws: &Workspace, opts: &ToolOptions) -> impl Tool + use<> {
-    Bash { root: ws.root().to_path_buf(), timeout: opts.bash_timeout }
+    Bash { ws: ws.clone(), opts: opts.clone() }
 }
 
 /// The `bash` tool's input.
@@ -56,10 +62,10 @@ struct Args {
     command: String,
 }
 
-/// `bash` bound to its folder and timeout.
+/// `bash` bound to its workspace and options (timeout, sandbox).
 struct Bash {
-    root: PathBuf,
-    timeout: Duration,
+    ws: Workspace,
+    opts: ToolOptions,
 }
 
 impl TypedTool for Bash {
@@ -74,33 +80,28 @@ impl TypedTool for Bash {
     }
 
     async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
-        run_command(&args.command, &self.root, self.timeout).await
+        run_command(&args.command, &self.ws, &self.opts).await
     }
 }
 
-/// Runs `command` as the `bash` tool does (deny list, `sh -c`, process group, capped capture,
-/// timeout) in folder `cwd` and returns the text the model sees. Dropping the future kills the
-/// command's process group.
+/// Runs `command` as the `bash` tool does (deny list, `sh -c` in its own session and sandbox,
+/// capped capture, timeout) in `ws`'s root and returns the text the model sees. Dropping the
+/// future kills every process of the command's session.
 ///
 /// # Errors
-/// [`ToolError::Failed`] with `Dangerous command blocked`, `Timeout (Ns)` or `Cannot run sh: …`.
-pub async fn run_command(command: &str, cwd: &Path, timeout: Duration) -> Result<String, ToolError> {
+/// [`ToolError::Failed`] with `Dangerous command blocked`, `Timeout (Ns)`, `Cannot run sh: …` or
+/// `Cannot set up the sandbox: …`.
+pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> Result<String, ToolError> {
     if deny_list_match(command).is_some() {
         return Err(ToolError::failed("Dangerous command blocked"));
     }
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
+    let timeout = opts.bash_timeout;
+    let ruleset =
+        opts.sandbox.ruleset(ws).map_err(|e| ToolError::failed(format!("Cannot set up the sandbox: {e}")))?;
+    // `session` is declared after `child`, so it drops first: the session dies, then tokio
+    // reaps `sh`.
+    let (mut child, session) = spawn_shell(command, ws.dir(), ws.root(), ruleset)
         .map_err(|e| ToolError::failed(format!("Cannot run sh: {e}")))?;
-    // Declared after `child`, so it drops first: the group dies, then tokio reaps `sh`.
-    let guard = GroupGuard { pgid: child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw) };
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
 
@@ -109,41 +110,21 @@ pub async fn run_command(command: &str, cwd: &Path, timeout: Duration) -> Result
             let status = child.wait().await;
             // `sh` is done: anything it left running in the background dies now, which also
             // closes the pipes it held so the readers reach EOF.
-            guard.kill();
-            status
+            let stopped = session.end();
+            (status, stopped)
         })
     };
     match tokio::time::timeout(timeout, work).await {
-        Ok((out, err, status)) => {
+        Ok((out, err, (status, stopped))) => {
             let status = status.map_err(|e| ToolError::failed(format!("Cannot wait for sh: {e}")))?;
-            Ok(render(out, err, status))
+            Ok(render(out, err, status, stopped, &opts.sandbox))
         }
         Err(_) => {
-            guard.kill();
-            // `sh` got SIGKILL with its group; reap it so no zombie is left behind.
+            session.end();
+            // `sh` got SIGKILL with its session; reap it so no zombie is left behind.
             let _ = child.wait().await;
             Err(ToolError::failed(format!("Timeout ({}s)", timeout.as_secs_f64())))
         }
-    }
-}
-
-/// Kills the command's whole process group when dropped (a cancelled turn) or asked to.
-struct GroupGuard {
-    pgid: Option<Pid>,
-}
-
-impl GroupGuard {
-    /// `killpg(pgid, SIGKILL)`; an already empty group (`ESRCH`) is fine.
-    fn kill(&self) {
-        if let Some(pgid) = self.pgid {
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 
@@ -179,8 +160,9 @@ async fn capture<R: AsyncRead + Unpin>(stream: Option<R>) -> Captured {
     cap
 }
 
-/// Builds the model's text from both streams and the exit status.
-fn render(out: Captured, err: Captured, status: ExitStatus) -> String {
+/// Builds the model's text from both streams, the exit status, how many background processes
+/// were stopped, and the sandbox's hint for a failure it may have caused.
+fn render(out: Captured, err: Captured, status: ExitStatus, stopped: usize, sandbox: &Sandbox) -> String {
     let mut text = String::from_utf8_lossy(&out.head).into_owned();
     let mut unseen: u64 = out.dropped_chars;
     if out.dropped_bytes == 0 {
@@ -200,7 +182,14 @@ fn render(out: Captured, err: Captured, status: ExitStatus) -> String {
         }
         result.push_str(&format!("... ({more} more characters)"));
     }
-    if let Some(line) = status_line(status) {
+    let status = status_line(status);
+    let hint = status.as_ref().and_then(|_| sandbox.hint(&result));
+    let stopped = match stopped {
+        0 => None,
+        1 => Some("(stopped 1 background process it left running)".to_owned()),
+        n => Some(format!("(stopped {n} background processes it left running)")),
+    };
+    for line in [status, stopped, hint.map(str::to_owned)].into_iter().flatten() {
         result.push('\n');
         result.push_str(&line);
     }
@@ -230,7 +219,7 @@ mod tests {
         use std::os::unix::process::ExitStatusExt;
         let out = Captured { head: vec![b'a'; HEAD_BYTES], dropped_bytes: 10, dropped_chars: 10 };
         let err = Captured { head: b"err".to_vec(), ..Default::default() };
-        let text = render(out, err, ExitStatus::from_raw(0));
+        let text = render(out, err, ExitStatus::from_raw(0), 0, &Sandbox::default());
         let more = (HEAD_BYTES - MAX_OUTPUT_CHARS) + 10 + 3;
         assert!(text.ends_with(&format!("\n... ({more} more characters)")), "{}", &text[MAX_OUTPUT_CHARS..]);
     }

@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch::DispatchMap;
 use crate::messages::ToolSpec;
+use crate::sandbox::Sandbox;
 use crate::workspace::Workspace;
 
 pub use bash::{bash, run_command};
@@ -44,11 +45,13 @@ pub struct ToolOptions {
     /// How long one `bash` command may run before its whole process group is killed and the
     /// result is `Error: Timeout (Ns)`. Default 120 s (course §1).
     pub bash_timeout: Duration,
+    /// The sandbox `bash` commands run in (issue 13): `workspace-write` by default.
+    pub sandbox: Sandbox,
 }
 
 impl Default for ToolOptions {
     fn default() -> Self {
-        Self { bash_timeout: Duration::from_secs(120) }
+        Self { bash_timeout: Duration::from_secs(120), sandbox: Sandbox::default() }
     }
 }
 

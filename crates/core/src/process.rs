@@ -1,0 +1,238 @@
+//! How a `bash` command is started and ended, so that nothing outlives its call (issue 13).
+//!
+//! - **A session of its own.** Each command runs as `sh -c COMMAND` in a new session (`setsid`),
+//!   so it has no controlling terminal: it cannot open `/dev/tty`, so it can neither read the
+//!   user's keys nor inject keystrokes with `TIOCSTI` (which would later answer a prompt such as
+//!   s05's `Allow? [y/N]`). Its stdin is `/dev/null`.
+//! - **Ended as a whole.** When the call ends, for whatever reason (the command finished, the
+//!   timeout, the turn cancelled, the harness told to stop), every process of that session is
+//!   killed, whichever process group it moved to (`set -m`, `setpgid`), found by a scan of
+//!   `/proc` by session id. Each is signalled through a pidfd opened before its session is checked
+//!   again, so a recycled pid is never hit. Only a second `setsid` leaves the session; see the
+//!   s02 README.
+//! - **The harness's own secrets stay home.** A command gets the user's environment without
+//!   `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` and any variable whose name contains `KEY`,
+//!   `TOKEN`, `SECRET` or `PASSWORD` in any case (the Codex CLI's exclude policy), see
+//!   [`is_secret`].
+//! - **SIGTERM and SIGHUP** to the harness (a `kill`, a closed terminal) first end every running
+//!   command's session, then exit with 128 + the signal number, see
+//!   [`end_commands_on_terminate_signals`].
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cap_std::fs::Dir;
+use landlock::RulesetCreated;
+use rustix::process::{Pid, PidfdFlags, Signal};
+use tokio::process::{Child, Command};
+
+/// Sessions of commands still running, for [`end_all_sessions`].
+static SESSIONS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// How long [`Session::end`] keeps killing before it gives up on processes that will not die
+/// (a process stuck in the kernel, state `D`, dies only when the kernel lets it).
+const END_WITHIN: Duration = Duration::from_secs(2);
+
+/// Whether an environment variable is withheld from commands: `ANTHROPIC_API_KEY`,
+/// `ANTHROPIC_AUTH_TOKEN`, or a name containing `KEY`, `TOKEN`, `SECRET` or `PASSWORD`, compared
+/// case-insensitively.
+pub fn is_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper == "ANTHROPIC_API_KEY"
+        || upper == "ANTHROPIC_AUTH_TOKEN"
+        || ["KEY", "TOKEN", "SECRET", "PASSWORD"].iter().any(|s| upper.contains(s))
+}
+
+/// The environment a command gets: the harness's own, less the variables [`is_secret`] names.
+/// A name that is not valid UTF-8 is kept only if its lossy form is not secret.
+pub fn command_env() -> Vec<(OsString, OsString)> {
+    std::env::vars_os().filter(|(k, _)| !is_secret(&k.to_string_lossy())).collect()
+}
+
+/// A running command's session. Ending it (or dropping it) kills every process in it.
+#[derive(Debug)]
+pub struct Session {
+    sid: Option<i32>,
+}
+
+impl Session {
+    fn register(sid: Option<i32>) -> Self {
+        if let Some(sid) = sid {
+            SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).insert(sid);
+        }
+        Self { sid }
+    }
+
+    /// Kills every live process of the session (SIGKILL) and waits until none is left, up to two
+    /// seconds. Returns how many processes were killed; after the leader has been reaped, that
+    /// is how many it left running in the background. Blocking, but short: a `/proc` scan per
+    /// round.
+    pub fn end(&self) -> usize {
+        self.sid.map_or(0, end_session)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(sid) = self.sid {
+            end_session(sid);
+            SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).remove(&sid);
+        }
+    }
+}
+
+/// Starts `sh -c command` for the `bash` tool: in a new session, in the folder `cwd` (by its
+/// handle, `fchdir`), with stdin from `/dev/null`, stdout and stderr piped, the environment of
+/// [`command_env`] plus `PWD`, and, when given, the Landlock `sandbox` applied to the child alone
+/// just before `exec`.
+///
+/// # Errors
+/// The `io::Error` of the spawn, including one from the child's setup (`setsid`, `fchdir`,
+/// Landlock's `restrict_self`).
+pub fn spawn_shell(
+    command: &str,
+    cwd: &Dir,
+    pwd: &std::path::Path,
+    sandbox: Option<RulesetCreated>,
+) -> io::Result<(Child, Session)> {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .env_clear()
+        .envs(command_env())
+        .env("PWD", pwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let dir_fd = cwd.as_fd().as_raw_fd();
+    let mut sandbox = sandbox;
+    // SAFETY: the closure runs in the forked child before `exec` and only makes system calls
+    // (setsid, fchdir, prctl, landlock_restrict_self, close); it allocates nothing. `dir_fd`
+    // stays open in the parent for the whole spawn, so the child's copy is valid.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::setsid()?;
+            rustix::process::fchdir(BorrowedFd::borrow_raw(dir_fd))?;
+            if let Some(ruleset) = sandbox.take() {
+                ruleset.restrict_self().map_err(|_| io::Error::from(io::ErrorKind::PermissionDenied))?;
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn()?;
+    // The leader's pid is the session id.
+    let sid = child.id().and_then(|id| i32::try_from(id).ok());
+    Ok((child, Session::register(sid)))
+}
+
+/// Ends every running command's session; for the SIGTERM/SIGHUP handler.
+pub fn end_all_sessions() {
+    let sids: Vec<i32> = SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).iter().copied().collect();
+    for sid in sids {
+        end_session(sid);
+    }
+}
+
+/// Installs the handler for SIGTERM and SIGHUP (a `kill`, a closed terminal): it ends every
+/// running command's session, then exits with 143 (SIGTERM) or 129 (SIGHUP). Needs a Tokio
+/// runtime. Ctrl-C (SIGINT) is left to the REPL, which cancels the turn.
+pub fn end_commands_on_terminate_signals() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        return;
+    };
+    tokio::spawn(async move {
+        let code = tokio::select! {
+            _ = term.recv() => 128 + 15,
+            _ = hup.recv() => 128 + 1,
+        };
+        end_all_sessions();
+        std::process::exit(code);
+    });
+}
+
+/// Kills the live members of session `sid` until none is left (or [`END_WITHIN`] passes) and
+/// returns how many distinct processes were killed.
+fn end_session(sid: i32) -> usize {
+    let mut killed: BTreeSet<i32> = BTreeSet::new();
+    let start = Instant::now();
+    loop {
+        let live = session_members(sid);
+        if live.is_empty() || start.elapsed() > END_WITHIN {
+            return killed.len();
+        }
+        for pid in live {
+            if kill_if_member(pid, sid) {
+                killed.insert(pid);
+            }
+        }
+        // SIGKILL is delivered asynchronously; give the dying a moment before the next scan.
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// SIGKILL to `pid` through a pidfd, if it is still a member of session `sid` once the pidfd
+/// is open (so a recycled pid is never signalled).
+fn kill_if_member(pid: i32, sid: i32) -> bool {
+    let Some(p) = Pid::from_raw(pid) else { return false };
+    let Ok(fd) = rustix::process::pidfd_open(p, PidfdFlags::empty()) else { return false };
+    if stat_fields(pid).is_none_or(|f| f.session != sid || f.zombie) {
+        return false;
+    }
+    rustix::process::pidfd_send_signal(&fd, Signal::KILL).is_ok()
+}
+
+/// The live (not zombie) processes whose session id is `sid`.
+fn session_members(sid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|&pid| stat_fields(pid).is_some_and(|f| f.session == sid && !f.zombie))
+        .collect()
+}
+
+/// What this module reads from `/proc/PID/stat`.
+struct StatFields {
+    zombie: bool,
+    session: i32,
+}
+
+/// `pid (comm) state ppid pgrp session …`; comm may hold spaces or parentheses, so the fields
+/// are split after the last `)`.
+fn stat_fields(pid: i32) -> Option<StatFields> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after.split_whitespace();
+    let state = fields.next()?;
+    let session = fields.nth(2)?.parse().ok()?;
+    Some(StatFields { zombie: state == "Z" || state == "X", session })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_recognised_by_name() {
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "GITHUB_TOKEN",
+            "aws_secret_access_key",
+            "DB_PASSWORD",
+            "ssh_key_path",
+        ] {
+            assert!(is_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "ANTHROPIC_BASE_URL", "MODEL_ID", "LANG", "TERM"] {
+            assert!(!is_secret(name), "{name}");
+        }
+    }
+}
