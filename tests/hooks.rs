@@ -26,7 +26,7 @@ fn a_deny_list_command_never_runs() {
         assert_eq!(batches[0][0]["is_error"], true, "{name}");
         let text = stdout(&out);
         assert!(
-            text.contains("[HOOK] bash(touch marker && echo sudo)\n> bash:\nPermission denied by deny list"),
+            text.contains("[HOOK] bash(touch marker && echo sudo)\n> bash: touch marker && echo sudo\nPermission denied by deny list"),
             "{name}: the log line, then what the model got back:\n{text}"
         );
     }
@@ -70,7 +70,7 @@ fn each_demo_shows_a_refusal_by_the_deny_list_and_a_scripted_allow_with_what_the
         assert!(out.status.success(), "{name} stderr: {}", stderr(&out));
         let text = stdout(&out);
         assert!(
-            text.contains("[HOOK] bash(sudo pip install mypy)\n> bash:\nPermission denied by deny list\n"),
+            text.contains("[HOOK] bash(sudo pip install mypy)\n> bash: sudo pip install mypy\nPermission denied by deny list\n"),
             "{name}:\n{text}"
         );
         assert_eq!(text.matches("Permission denied").count(), 1, "{name}: one refusal:\n{text}");
@@ -79,7 +79,7 @@ fn each_demo_shows_a_refusal_by_the_deny_list_and_a_scripted_allow_with_what_the
                 "[HOOK] bash(rm example/hello.py.bak)\n\
                  [demo] Destructive command (deletes files with 'rm'): rm example/hello.py.bak \
                  Allow? [y/N] y (answered by the demo's script)\n\
-                 > bash:\n(no output)\n"
+                 > bash: rm example/hello.py.bak\n(no output)\n"
             ),
             "{name}: the question, the scripted answer, then what the model got back:\n{text}"
         );

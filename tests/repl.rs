@@ -92,3 +92,45 @@ fn ctrl_c_during_a_slow_request_cancels_it_and_the_session_goes_on() {
     );
     quit(s02);
 }
+
+#[test]
+fn slash_history_shows_the_sessions_tool_use_and_tool_result_and_commands_stay_local() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("toolu_h1", "bash", serde_json::json!({"command": "echo hi"}))]),
+        reply::text("done"),
+    ]);
+    let mut s02 = pty_chapter("s02", ws.path(), &server.base_url());
+    s02.exp_string(PROMPT).unwrap();
+    s02.send_line("say hi").unwrap();
+    s02.exp_string("> bash: echo hi").unwrap();
+    s02.exp_string("done").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+
+    s02.send_line("/history").unwrap();
+    s02.exp_string("4 message(s), as the next request sends them:").unwrap();
+    s02.exp_string("[0] user").unwrap();
+    s02.exp_string(r#"text "say hi""#).unwrap();
+    s02.exp_string("[1] assistant").unwrap();
+    s02.exp_string(r#"tool_use toolu_h1 bash {"command":"echo hi"}"#).unwrap();
+    s02.exp_string("[2] user").unwrap();
+    s02.exp_string(r#"tool_result toolu_h1 is_error=false "hi""#).unwrap();
+    s02.exp_string("[3] assistant").unwrap();
+    s02.exp_string(r#"text "done""#).unwrap();
+    s02.exp_string(PROMPT).unwrap();
+
+    s02.send_line("/usage").unwrap();
+    s02.exp_string("this session: 2 request(s)").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    s02.send_line("/frobnicate").unwrap();
+    s02.exp_string("unknown command /frobnicate").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    s02.send_line("/clear").unwrap();
+    s02.exp_string("the history is empty").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    s02.send_line("/history").unwrap();
+    s02.exp_string("0 message(s)").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    quit(s02);
+    assert_eq!(server.request_count(), 2, "no command reached the model");
+}

@@ -65,7 +65,7 @@ fn the_loop_runs_bash_in_the_workspace_until_the_model_answers_with_text() {
         ]
     );
     let text = stdout(&out);
-    assert!(text.contains("> bash:\nmade.py\n"), "{text}");
+    assert!(text.contains("> bash: ls\nmade.py\n"), "the header shows the command: {text}");
     assert!(text.trim_end().ends_with("Made made.py."), "{text}");
 }
 
@@ -78,7 +78,8 @@ fn the_demo_makes_hello_py_with_one_bash_call() {
     assert_eq!(text.matches("> bash:").count(), 1, "{text}");
     for needle in [
         "s01 >> Create a file called hello.py that prints \"Hello, World!\"",
-        "> bash:\nprint(\"Hello, World!\")",
+        // The header shows the command on one line, its newline as `\n`.
+        "> bash: printf 'print(\"Hello, World!\")\\n' > hello.py && cat hello.py\nprint(\"Hello, World!\")",
         "[demo] hello.py after the run:\nprint(\"Hello, World!\")",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");

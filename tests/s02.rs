@@ -172,7 +172,7 @@ fn the_demo_runs_offline_and_every_tool_call_succeeds() {
     let out = chapter("s02", ws.path(), None).arg("--demo").output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("> read_file:\nanthropic>=0.25.0"), "{text}");
+    assert!(text.contains("> read_file: requirements.txt\nanthropic>=0.25.0"), "{text}");
     assert!(!text.contains("Error:"), "{text}");
     assert!(stderr(&out).contains("REPLAY"), "{}", stderr(&out));
 }

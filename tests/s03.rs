@@ -103,3 +103,22 @@ fn the_demo_plans_is_reminded_and_refactors_hello_py() {
     }
     assert!(!text.contains("Error:"), "every recorded tool call succeeds:\n{text}");
 }
+
+#[test]
+fn slash_todos_shows_the_list_the_model_wrote() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = json!({"items": [
+        {"id": "1", "text": "Read hello.py", "status": "completed"},
+        {"id": "2", "text": "Add type hints", "status": "in_progress"},
+    ]});
+    let server = MockServer::start(vec![reply::tool_uses(&[("t1", "todo", plan)]), reply::text("planned")]);
+    let cmd = chapter("s03", ws.path(), Some(&server.base_url()));
+    let out = e2e::run_with_stdin(cmd, "/todos\nplan it\n/todos\nq\n");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.assert_done();
+    let text = stdout(&out);
+    let list = "[x] #1: Read hello.py\n[>] #2: Add type hints\n\n(1/2 completed)";
+    let (before, after) = text.split_once("planned").expect("the answer");
+    assert!(before.contains("No todos."), "before the plan: {before}");
+    assert!(after.contains(list), "/todos after the plan: {after}");
+}

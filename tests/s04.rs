@@ -72,7 +72,7 @@ fn the_demo_plans_with_todo_under_the_hooks_and_refactors_hello_py() {
     let text = stdout(&out);
     for needle in [
         "[HOOK] UserPromptSubmit: working in ",
-        "[HOOK] glob(**/*.py)\n> glob:\nexample/hello.py",
+        "[HOOK] glob(**/*.py)\n> glob: **/*.py\nexample/hello.py",
         "> todo:\n[>] #1: Read example/hello.py",
         &format!("+ {REMINDER}"),
         "(4/4 completed)",

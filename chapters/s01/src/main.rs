@@ -40,5 +40,6 @@ fn main() -> std::process::ExitCode {
         ),
         tools: DispatchMap::new().with(tools::bash(&setup.workspace, &setup.tool_options)),
         extensions: Vec::new(),
+        commands: Vec::new(),
     })
 }

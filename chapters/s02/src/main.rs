@@ -38,5 +38,6 @@ fn main() -> std::process::ExitCode {
         ),
         tools: tools::s02(&setup.workspace, &setup.tool_options),
         extensions: Vec::new(),
+        commands: Vec::new(),
     })
 }

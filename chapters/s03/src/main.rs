@@ -43,7 +43,7 @@ const CHAPTER: Chapter = Chapter {
 
 fn main() -> std::process::ExitCode {
     chapter::main(&CHAPTER, |setup| {
-        let (todo, nag) = todo_tool(setup.ui);
+        let (todo, nag, todos) = todo_tool(setup.ui);
         Harness {
             system: format!(
                 "You are a coding agent at {}.\n\
@@ -53,6 +53,7 @@ fn main() -> std::process::ExitCode {
             ),
             tools: tools::s02(&setup.workspace, &setup.tool_options).with(todo),
             extensions: vec![Box::new(nag)],
+            commands: vec![todos],
         }
     })
 }

@@ -39,7 +39,7 @@ const CHAPTER: Chapter = Chapter {
 
 fn main() -> std::process::ExitCode {
     chapter::main_with(&CHAPTER, |setup, approval: &ApprovalArgs| {
-        let (todo, nag) = todo_tool(setup.ui);
+        let (todo, nag, todos) = todo_tool(setup.ui);
         Harness {
             system: format!(
                 "You are a coding agent at {}.\n\
@@ -51,6 +51,7 @@ fn main() -> std::process::ExitCode {
                 .with(tools::glob(&setup.workspace))
                 .with(todo),
             extensions: vec![Box::new(setup.course_hooks(approval)), Box::new(nag)],
+            commands: vec![todos],
         }
     })
 }

@@ -35,7 +35,7 @@ const CHAPTER: Chapter = Chapter {
 
 fn main() -> std::process::ExitCode {
     chapter::main_with(&CHAPTER, |setup, approval: &ApprovalArgs| {
-        let (todo, nag) = todo_write_tool(setup.ui);
+        let (todo, nag, todos) = todo_write_tool(setup.ui);
         Harness {
             system: format!(
                 "You are a coding agent at {}. Before starting any multi-step task, use todo_write to plan your steps. Update status as you go.",
@@ -45,6 +45,7 @@ fn main() -> std::process::ExitCode {
                 .with(tools::glob(&setup.workspace))
                 .with(todo),
             extensions: vec![Box::new(setup.course_hooks(approval)), Box::new(nag)],
+            commands: vec![todos],
         }
     })
 }

@@ -62,16 +62,31 @@ pub struct Agent {
     pub max_stop_continuations: u32,
     /// Print the turn's token usage on stderr when it ends (`--usage`).
     pub show_usage: bool,
+    /// Requests and tokens of the whole session so far (the REPL's `/usage`).
+    pub session_usage: UsageTotals,
     /// Requests and tokens of the current turn; [`Agent::run_turn`] resets it.
-    stats: TurnStats,
+    stats: UsageTotals,
 }
 
-/// What one turn tracks across its rounds (ours, issue 5).
-#[derive(Debug, Default)]
-struct TurnStats {
-    requests: u32,
-    input_tokens: u64,
-    output_tokens: u64,
+/// Requests and tokens added up over several responses: one turn (`--usage`) or a session
+/// (`/usage`). Source: the Messages API's `usage` (ours, issue 5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageTotals {
+    /// Responses counted.
+    pub requests: u32,
+    /// Sum of their `usage.input_tokens`.
+    pub input_tokens: u64,
+    /// Sum of their `usage.output_tokens`.
+    pub output_tokens: u64,
+}
+
+impl UsageTotals {
+    /// Counts one response's `usage`.
+    pub fn add(&mut self, usage: &crate::messages::Usage) {
+        self.requests += 1;
+        self.input_tokens += usage.input_tokens;
+        self.output_tokens += usage.output_tokens;
+    }
 }
 
 /// How a turn ended without an API error.
@@ -130,7 +145,8 @@ impl Agent {
             ui: Ui::detect(),
             max_stop_continuations: MAX_STOP_CONTINUATIONS,
             show_usage: false,
-            stats: TurnStats::default(),
+            session_usage: UsageTotals::default(),
+            stats: UsageTotals::default(),
         }
     }
 
@@ -155,7 +171,7 @@ impl Agent {
         }
         let start = history.len();
         history.push(Message::user_text(prompt));
-        self.stats = TurnStats::default();
+        self.stats = UsageTotals::default();
         let result = self.agent_loop(history).await;
         let stats = &self.stats;
         if self.show_usage && stats.requests > 0 {
@@ -226,9 +242,8 @@ impl Agent {
             // arrives, so every mode prints the same thing in the same order.
             self.ui.answer(&response.text());
         }
-        self.stats.requests += 1;
-        self.stats.input_tokens += response.usage.input_tokens;
-        self.stats.output_tokens += response.usage.output_tokens;
+        self.stats.add(&response.usage);
+        self.session_usage.add(&response.usage);
         Ok(response)
     }
 
@@ -328,11 +343,21 @@ impl Agent {
                     Decision::Block(why) => Some(why),
                     Decision::Continue => None,
                 });
-                self.ui.tool_header(&call.name);
+                // The header shows what the call is about; a tool that shows its own output (the
+                // todo list) needs no copy of its input.
+                let input = match call.subject.text() {
+                    Some(about) => Some(about.to_owned()),
+                    None if self.tools.displays_output(&call.name) => None,
+                    None => Some(call.input.to_string()),
+                };
+                self.ui.tool_header(&call.name, input.as_deref());
                 let (outcome, ran) = match blocked {
                     Some(why) => (ToolOutcome::error(why), false),
                     None => {
+                        let label = format!("running {}…", crate::sanitize::sanitize_line(&call.name));
+                        let spinner = self.ui.spinner_after(crate::ui::TOOL_SPINNER_AFTER, &label);
                         let mut outcome = self.tools.run(&mut call).await;
+                        drop(spinner);
                         for ext in &mut self.extensions {
                             ext.post_tool_use(&call, &mut outcome);
                         }

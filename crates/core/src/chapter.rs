@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! fn main() -> ExitCode {
-//!     chapter::main(&CHAPTER, |setup| Harness { system, tools, extensions })
+//!     chapter::main(&CHAPTER, |setup| Harness { system, tools, extensions, commands })
 //! }
 //! ```
 //!
@@ -10,7 +10,7 @@
 //! name and `about` line, then hands over to [`cli::run`]: `--demo`, `-p` or the REPL.
 //! [`main_with`] adds a chapter's own flags, such as [`ApprovalArgs`] (`--yes`/`--no`) in the
 //! chapters with the permission hook. So a chapter's `main.rs` holds only what it teaches: its
-//! SYSTEM prompt, its dispatch map, its extensions and its demo.
+//! SYSTEM prompt, its dispatch map, its extensions, its REPL commands and its demo.
 
 use std::process::ExitCode;
 

@@ -22,7 +22,7 @@ use crate::config;
 use crate::dispatch::DispatchMap;
 use crate::extension::Extension;
 use crate::model::{Model, Recording, ReplayModel};
-use crate::repl::{self, one_turn};
+use crate::repl::{self, SlashCommand, one_turn};
 use crate::sandbox::{Sandbox, SandboxMode};
 use crate::tools::ToolOptions;
 use crate::ui::Ui;
@@ -183,7 +183,7 @@ impl Setup {
     }
 }
 
-/// What a chapter composes: its SYSTEM prompt, dispatch map and extensions.
+/// What a chapter composes: its SYSTEM prompt, dispatch map, extensions and REPL commands.
 pub struct Harness {
     /// The SYSTEM prompt.
     pub system: String,
@@ -191,6 +191,8 @@ pub struct Harness {
     pub tools: DispatchMap,
     /// Added behaviour (reminders, hooks), called in this order.
     pub extensions: Vec<Box<dyn Extension>>,
+    /// The chapter's own REPL commands, such as s03's `/todos` (listed by `/help`).
+    pub commands: Vec<SlashCommand>,
 }
 
 /// Runs a chapter: `--demo`, `-p`, or the REPL, per `args`. `build` composes the chapter.
@@ -291,7 +293,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
 
     let setup = Setup { workspace, tool_options, ui, demo: false };
     let harness = build(&setup);
-    let mut agent = agent_from(model, model_id, harness, ui);
+    let (mut agent, commands) = agent_from(model, model_id, harness, ui);
     agent.show_usage = args.usage;
     let mut history = Vec::new();
 
@@ -301,14 +303,20 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
             Err(()) => ExitCode::from(1),
         };
     }
-    repl::run(chapter.name, &mut agent, &mut history).await
+    repl::run(chapter.name, &mut agent, &mut history, &commands).await
 }
 
-fn agent_from(model: Box<dyn Model>, model_id: String, harness: Harness, ui: Ui) -> Agent {
+/// The agent a harness composes, and the harness's REPL commands.
+fn agent_from(
+    model: Box<dyn Model>,
+    model_id: String,
+    harness: Harness,
+    ui: Ui,
+) -> (Agent, Vec<SlashCommand>) {
     let mut agent = Agent::new(model, model_id, harness.system, harness.tools);
     agent.extensions = harness.extensions;
     agent.ui = ui;
-    agent
+    (agent, harness.commands)
 }
 
 fn config_error(chapter: &Chapter, message: &str) -> ExitCode {
@@ -347,7 +355,7 @@ async fn run_demo(
     ));
     let setup = Setup { workspace, tool_options, ui, demo: true };
     let harness = build(&setup);
-    let mut agent = agent_from(Box::new(model), "demo-replay".into(), harness, ui);
+    let (mut agent, _) = agent_from(Box::new(model), "demo-replay".into(), harness, ui);
     let mut history = Vec::new();
     crate::ui::out(&format!("{}{}\n", ui.prompt(chapter.name), crate::sanitize::sanitize(demo.prompt)));
     let ok = one_turn(&mut agent, &mut history, demo.prompt).await.is_ok();

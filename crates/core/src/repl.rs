@@ -12,6 +12,11 @@
 //!   the learner) see that the prompt was cut short instead of finding it silently merged into
 //!   the next one.
 //!
+//! - A line that starts with `/WORD` is a command, answered here and never sent to the model:
+//!   `/help`, `/history` (the messages array as the next request sends it), `/clear`, `/usage`,
+//!   and the chapter's own [`SlashCommand`]s (s03's `/todos`). An unknown `/WORD` says so. A
+//!   line such as `/etc/hosts: what is this?` is a prompt, not a command.
+//!
 //! The line editor only holds the terminal while a prompt is read; a turn's Ctrl-C comes as a
 //! SIGINT, which [`one_turn`] waits for next to the turn.
 
@@ -25,7 +30,8 @@ use tokio::sync::mpsc;
 
 use crate::agent::Agent;
 use crate::error::ApiError;
-use crate::messages::Message;
+use crate::messages::{ContentBlock, Message, MessageContent, Role};
+use crate::ui::{Ui, one_line};
 
 /// The text block added to the history after a prompt whose turn Ctrl-C cancelled.
 pub const INTERRUPTED: &str = "(interrupted by the user)";
@@ -67,9 +73,138 @@ fn report_api_error(ui: &crate::ui::Ui, e: &ApiError) {
     }
 }
 
+/// A command a chapter adds to the REPL, such as s03's `/todos`: typed as `/NAME`, listed by
+/// `/help`, answered locally (nothing is sent to the model).
+pub struct SlashCommand {
+    /// The name, without the slash, such as `todos`.
+    pub name: &'static str,
+    /// One line for `/help`.
+    pub help: &'static str,
+    /// Shows the command's answer on the terminal.
+    pub run: Box<dyn Fn(&Ui) + Send + Sync>,
+}
+
+impl SlashCommand {
+    /// `/name`, described by `help`, answered by `run`.
+    pub fn new(name: &'static str, help: &'static str, run: impl Fn(&Ui) + Send + Sync + 'static) -> Self {
+        Self { name, help, run: Box::new(run) }
+    }
+}
+
+/// The commands every chapter's REPL answers: (name, help).
+const BUILT_IN: &[(&str, &str)] = &[
+    ("help", "this list"),
+    ("history", "the messages array as the next request sends it: roles, blocks, tool ids"),
+    ("clear", "start a new conversation (the history is emptied)"),
+    ("usage", "requests and tokens used in this session"),
+];
+
+/// The word of a `/WORD` command line, or `None` for a prompt. The word is ASCII letters, digits,
+/// `-` and `_`, and ends the line or is followed by a blank, so `/etc/hosts` is no command.
+fn command_word(line: &str) -> Option<&str> {
+    let rest = line.trim().strip_prefix('/')?;
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let word = &rest[..end];
+    let valid = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    valid.then_some(word)
+}
+
+/// Answers one command line, `/WORD`.
+fn command(word: &str, agent: &Agent, history: &mut Vec<Message>, commands: &[SlashCommand]) {
+    let ui = agent.ui;
+    match word {
+        "help" => {
+            let mut text = String::from("Commands (answered here, never sent to the model):\n");
+            let chapter = commands.iter().map(|c| (c.name, c.help));
+            for (name, help) in BUILT_IN.iter().copied().chain(chapter) {
+                text.push_str(&format!("  /{name:<10} {help}\n"));
+            }
+            text.push_str("Keys: Ctrl-C clears the line or cancels a running turn; Ctrl-D, q or exit quits.");
+            ui.say(&text);
+        }
+        "history" => ui.say(&history_view(&agent.request(history).messages)),
+        "clear" => {
+            history.clear();
+            ui.say("(a new conversation: the history is empty)");
+        }
+        "usage" => {
+            let u = agent.session_usage;
+            ui.say(&format!(
+                "this session: {} request(s), {} input tokens, {} output tokens",
+                u.requests, u.input_tokens, u.output_tokens
+            ));
+        }
+        _ => match commands.iter().find(|c| c.name == word) {
+            Some(c) => (c.run)(&ui),
+            None => ui.error(&format!(
+                "unknown command /{word}; /help lists the commands (nothing was sent to the model)"
+            )),
+        },
+    }
+}
+
+/// How many characters of a text or a tool's input or output `/history` shows.
+const HISTORY_PREVIEW_CHARS: usize = 80;
+
+/// `messages` as `/history` shows them: one line per message (index and role), then one line per
+/// content block: its type, a `tool_use`'s id, name and input, a `tool_result`'s `tool_use_id`
+/// and `is_error`, and a one-line preview of any text.
+pub fn history_view(messages: &[Message]) -> String {
+    let preview = |text: &str| format!("{:?}", one_line(text, HISTORY_PREVIEW_CHARS));
+    let mut out = format!("{} message(s), as the next request sends them:\n", messages.len());
+    for (i, message) in messages.iter().enumerate() {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        out.push_str(&format!("[{i}] {role}\n"));
+        for block in message.content.to_blocks() {
+            let line = match &block {
+                ContentBlock::Text(t) => format!("text {}", preview(&t.text)),
+                ContentBlock::ToolUse(u) => {
+                    format!(
+                        "tool_use {} {} {}",
+                        u.id,
+                        u.name,
+                        one_line(&u.input.to_string(), HISTORY_PREVIEW_CHARS)
+                    )
+                }
+                ContentBlock::ToolResult(r) => format!(
+                    "tool_result {} is_error={} {}",
+                    r.tool_use_id,
+                    r.is_error.unwrap_or(false),
+                    preview(&content_text(&r.content))
+                ),
+                ContentBlock::Other(_) => block.kind().to_owned(),
+            };
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out.trim_end().to_owned()
+}
+
+/// The text of a `tool_result`'s content: the string, or its text blocks joined.
+fn content_text(content: &MessageContent) -> String {
+    content
+        .to_blocks()
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The REPL (course §0): `NAME >> `; blank lines ignored; `q`/`exit` (any case), end of input or
-/// Ctrl-D quit with 0. An API error is printed and the REPL goes on.
-pub(crate) async fn run(name: &str, agent: &mut Agent, history: &mut Vec<Message>) -> ExitCode {
+/// Ctrl-D quit with 0. An API error is printed and the REPL goes on. A `/WORD` line is a command
+/// (see the module docs), with the chapter's `commands` after the built-in ones.
+pub(crate) async fn run(
+    name: &str,
+    agent: &mut Agent,
+    history: &mut Vec<Message>,
+    commands: &[SlashCommand],
+) -> ExitCode {
     let ui = agent.ui;
     let interactive = std::io::stdin().is_terminal();
     let (ask, mut lines) = spawn_reader(interactive);
@@ -110,6 +245,10 @@ pub(crate) async fn run(name: &str, agent: &mut Agent, history: &mut Vec<Message
         }
         if trimmed.eq_ignore_ascii_case("q") || trimmed.eq_ignore_ascii_case("exit") {
             break;
+        }
+        if let Some(word) = command_word(trimmed) {
+            command(word, agent, history, commands);
+            continue;
         }
         // A pasted block may end with its own newline; the prompt is the text before it.
         let _ = one_turn(agent, history, text.trim_end_matches(['\n', '\r'])).await;
@@ -180,4 +319,19 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
         }
     });
     (ask_tx, line_rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slash_word_is_a_command_and_a_path_is_a_prompt() {
+        assert_eq!(command_word("/history"), Some("history"));
+        assert_eq!(command_word("  /todos  "), Some("todos"));
+        assert_eq!(command_word("/nope extra words"), Some("nope"));
+        assert_eq!(command_word("/etc/hosts: what is this?"), None);
+        assert_eq!(command_word("/"), None);
+        assert_eq!(command_word("list /tmp"), None);
+    }
 }

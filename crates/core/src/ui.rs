@@ -11,7 +11,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::sanitize::sanitize;
+use crate::sanitize::{sanitize, sanitize_line};
 
 /// ANSI cyan (the REPL prompt).
 pub const CYAN: &str = "\x1b[36m";
@@ -27,6 +27,12 @@ const RESET: &str = "\x1b[0m";
 
 /// How many characters of a tool's output the terminal shows (course §1).
 pub const PREVIEW_CHARS: usize = 200;
+
+/// How many characters of a tool's input the header line shows (ours).
+pub const HEADER_INPUT_CHARS: usize = 100;
+
+/// How long a tool runs before a spinner shows on a terminal's stderr (ours).
+pub const TOOL_SPINNER_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Terminal output settings: whether stdout and stderr get colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,15 +68,29 @@ impl Ui {
         out(&format!("{}\n", sanitize(text)));
     }
 
-    /// The line before a tool runs: `> NAME:` (course §1; yellow on a terminal).
-    pub fn tool_header(&self, name: &str) {
-        out(&format!("{}\n", paint(self.color_out, YELLOW, &format!("> {}:", sanitize(name)))));
+    /// The line before a tool runs: `> NAME: INPUT` (course §1 shows `> NAME:`; yellow on a
+    /// terminal). `input` is what the call is about (`ls -la`, `src/main.rs`), shown on one line
+    /// and cut to [`HEADER_INPUT_CHARS`] characters with `…`; `None` shows the course's `> NAME:`.
+    pub fn tool_header(&self, name: &str, input: Option<&str>) {
+        let head = paint(self.color_out, YELLOW, &format!("> {}:", sanitize_line(name)));
+        match input.map(|i| one_line(i, HEADER_INPUT_CHARS)).filter(|i| !i.is_empty()) {
+            Some(input) => out(&format!("{head} {input}\n")),
+            None => out(&format!("{head}\n")),
+        }
     }
 
-    /// The first 200 characters of a tool's output, after it ran (course §1).
+    /// The first 200 characters of a tool's output, after it ran (course §1). A longer output
+    /// ends with a dim line saying how much was cut from the view (the model gets all of it).
     pub fn tool_preview(&self, output: &str) {
         let preview: String = output.chars().take(PREVIEW_CHARS).collect();
-        out(&format!("{}\n", sanitize(&preview)));
+        let cut = output[preview.len()..].chars().count();
+        let mut text = format!("{}\n", sanitize(&preview));
+        if cut > 0 {
+            let marker = format!("… ({cut} more characters not shown here; the model gets them all)");
+            text.push_str(&paint(self.color_out, DIM, &marker));
+            text.push('\n');
+        }
+        out(&text);
     }
 
     /// Text the harness adds to a round's results (a reminder), shown as `+ TEXT` (dim on a terminal)
@@ -113,9 +133,14 @@ pub struct Spinner {
 }
 
 impl Ui {
-    /// Starts a [`Spinner`] labelled `label`; a no-op when stderr is not a terminal or no tokio
-    /// runtime is running.
+    /// Starts a [`Spinner`] labelled `label`, drawn after 200 ms; a no-op when stderr is not a
+    /// terminal or no tokio runtime is running.
     pub fn spinner(&self, label: &str) -> Spinner {
+        self.spinner_after(std::time::Duration::from_millis(200), label)
+    }
+
+    /// A [`Spinner`] first drawn after `grace` (a tool: [`TOOL_SPINNER_AFTER`]).
+    pub fn spinner_after(&self, grace: std::time::Duration, label: &str) -> Spinner {
         if !std::io::stderr().is_terminal() || tokio::runtime::Handle::try_current().is_err() {
             return Spinner { state: None, task: None };
         }
@@ -124,7 +149,7 @@ impl Ui {
         let label = paint(self.color_err, DIM, label);
         let task = tokio::spawn(async move {
             const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            tokio::time::sleep(grace).await;
             for frame in FRAMES.iter().cycle() {
                 {
                     let mut s = shared.lock().unwrap_or_else(|p| p.into_inner());
@@ -160,6 +185,16 @@ impl Drop for Spinner {
 pub fn clear_err_line() {
     if std::io::stderr().is_terminal() {
         err("\r\x1b[K");
+    }
+}
+
+/// `text` on one line (newlines and tabs shown as `\n` and `\t`, control characters escaped),
+/// cut to `max` characters with a trailing `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line = sanitize_line(text.trim());
+    match line.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line.into_owned(),
     }
 }
 

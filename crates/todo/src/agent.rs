@@ -1,6 +1,7 @@
 //! The glue that plugs the planning layer into `agent-core`: the `todo` and `todo_write` tools for
-//! the dispatch map, each with its nag as a loop [`Extension`]. A tool and its nag come as a pair,
-//! so a chapter cannot register one tool and nag about another.
+//! the dispatch map, each with its nag as a loop [`Extension`] and the REPL's `/todos` command
+//! showing its list. A tool, its nag and its command come together, so a chapter cannot register
+//! one tool and nag about (or show) another.
 //!
 //! Source: course s03 (`TOOL_HANDLERS["todo"]`, `rounds_since_todo`) and s05 (`todo_write`, reset
 //! after remind). The managers and the counter are pure logic in [`crate::todo`], [`crate::todo_write`] and
@@ -11,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use agent_core::dispatch::{FnTool, Tool, ToolError};
 use agent_core::extension::{CallRecord, Extension};
 use agent_core::messages::ToolSpec;
+use agent_core::repl::SlashCommand;
 use agent_core::sanitize::sanitize;
 use agent_core::ui::{self, DIM, GREEN, Ui, YELLOW, paint};
 use serde_json::Value;
@@ -20,18 +22,21 @@ use crate::nag::{Nag, REMINDER};
 use crate::todo::{self, TodoManager};
 use crate::todo_write::{self, TodoWriteManager};
 
-/// The s03 `todo` tool and its nag. The tool: input `{"items": [{id, text, status}, …]}`, output
-/// the render or `Error: <message>`; each successful update is also shown on the terminal
-/// (coloured markers on a terminal, plain text when piped). The nag: [`Nag::s03`] about `todo`.
-pub fn todo_tool(ui: Ui) -> (impl Tool, NagExtension) {
+/// The s03 `todo` tool, its nag and its `/todos` command. The tool: input
+/// `{"items": [{id, text, status}, …]}`, output the render or `Error: <message>`; each successful
+/// update is also shown on the terminal (coloured markers on a terminal, plain text when piped).
+/// The nag: [`Nag::s03`] about `todo`. The command shows the list as it stands.
+pub fn todo_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
     let spec = ToolSpec {
         name: todo::TODO_TOOL_NAME.to_owned(),
         description: todo::TODO_TOOL_DESCRIPTION.to_owned(),
         input_schema: todo::todo_tool_schema(),
     };
+    let manager = Arc::new(Mutex::new(TodoManager::new()));
     (
-        plan_tool(spec, "items", None, ui, TodoManager::new(), TodoManager::update),
+        plan_tool(spec, "items", None, ui, Arc::clone(&manager), TodoManager::update),
         NagExtension::new(Nag::s03(), todo::TODO_TOOL_NAME),
+        todos_command(None, manager, TodoManager::render),
     )
 }
 
@@ -39,21 +44,29 @@ pub fn todo_tool(ui: Ui) -> (impl Tool, NagExtension) {
 /// array, a JSON string of one, or a Python-literal string; output the render or
 /// `Error: <message>`, the state unchanged on error; a successful update is shown under
 /// `## Current Tasks`. The nag: [`Nag::s05`] (reset after remind) about `todo_write`.
-pub fn todo_write_tool(ui: Ui) -> (impl Tool, NagExtension) {
+pub fn todo_write_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
     let spec = ToolSpec {
         name: todo_write::TODO_WRITE_TOOL_NAME.to_owned(),
         description: todo_write::TODO_WRITE_DESCRIPTION.to_owned(),
         input_schema: todo_write::todo_write_schema(),
     };
-    let tool = plan_tool(
-        spec,
-        "todos",
-        Some(todo_write::DISPLAY_HEADING),
-        ui,
-        TodoWriteManager::new(),
-        TodoWriteManager::update,
-    );
-    (tool, NagExtension::new(Nag::s05(), todo_write::TODO_WRITE_TOOL_NAME))
+    let heading = Some(todo_write::DISPLAY_HEADING);
+    let manager = Arc::new(Mutex::new(TodoWriteManager::new()));
+    let tool = plan_tool(spec, "todos", heading, ui, Arc::clone(&manager), TodoWriteManager::update);
+    let nag = NagExtension::new(Nag::s05(), todo_write::TODO_WRITE_TOOL_NAME);
+    (tool, nag, todos_command(heading, manager, TodoWriteManager::render))
+}
+
+/// The REPL's `/todos`: shows the shared manager's list as [`show_plan`] does after an update.
+fn todos_command<M: Send + 'static>(
+    title: Option<&'static str>,
+    manager: Arc<Mutex<M>>,
+    render: fn(&M) -> String,
+) -> SlashCommand {
+    SlashCommand::new("todos", "the todo list as the model last wrote it", move |ui: &Ui| {
+        let text = render(&manager.lock().unwrap_or_else(|p| p.into_inner()));
+        show_plan(ui, title, &text);
+    })
 }
 
 /// One plan tool: takes `input[field]`, runs `update` on the shared manager, shows the render.
@@ -62,14 +75,13 @@ fn plan_tool<M, E>(
     field: &'static str,
     title: Option<&'static str>,
     ui: Ui,
-    manager: M,
+    manager: Arc<Mutex<M>>,
     update: fn(&mut M, &Value) -> Result<String, E>,
 ) -> impl Tool + use<M, E>
 where
     M: Send + 'static,
     E: std::fmt::Display + 'static,
 {
-    let manager = Arc::new(Mutex::new(manager));
     FnTool::new(spec, move |input: &Value| {
         let manager = Arc::clone(&manager);
         Box::pin(async move {
