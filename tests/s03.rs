@@ -1,5 +1,7 @@
 //! End-to-end: the real `s03` binary and its nag, against the loopback Messages API server.
 
+use std::fs;
+
 use e2e::{MockServer, chapter, reply, result_batches, stderr, stdout};
 use serde_json::{Value, json};
 
@@ -121,4 +123,62 @@ fn slash_todos_shows_the_list_the_model_wrote() {
     let (before, after) = text.split_once("planned").expect("the answer");
     assert!(before.contains("No todos."), "before the plan: {before}");
     assert!(after.contains(list), "/todos after the plan: {after}");
+}
+
+#[test]
+fn example_runs_live_in_a_fresh_seeded_folder_and_leaves_the_current_one_alone() {
+    let repo = tempfile::tempdir().unwrap();
+    fs::write(repo.path().join("hello.py"), "the repository's own file\n").unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("r1", "read_file", json!({"path": "hello.py"}))]),
+        reply::tool_uses(&[(
+            "e1",
+            "edit_file",
+            json!({"path": "hello.py", "old_text": "def greet(name):", "new_text": "def greet(name: str) -> str:"}),
+        )]),
+        reply::text("Refactored."),
+    ]);
+    let out = chapter("s03", repo.path(), Some(&server.base_url()))
+        .args(["--example", "-p", "Refactor the file hello.py: add type hints"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.assert_done();
+    let err = stderr(&out);
+    let folder = err
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("[example] a fresh workspace seeded with the chapter's example files (hello.py): ")
+        })
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("no [example] line naming the folder: {err}"));
+    let seeded = include_str!("../chapters/s03/demo/hello.py");
+
+    let requests = server.requests();
+    let batches = result_batches(&requests[2].body);
+    assert_eq!(batches[0][0]["content"], seeded.trim_end(), "the model read the seeded example");
+    let system = requests[0].body["system"].as_str().unwrap();
+    assert!(system.contains(&folder.canonicalize().unwrap().display().to_string()), "{system}");
+    assert_eq!(
+        fs::read_to_string(folder.join("hello.py")).unwrap(),
+        seeded.replace("def greet(name):", "def greet(name: str) -> str:"),
+        "the edit landed in the example folder, which is kept"
+    );
+    assert_eq!(fs::read_to_string(repo.path().join("hello.py")).unwrap(), "the repository's own file\n");
+    assert_eq!(fs::read_dir(repo.path()).unwrap().count(), 1, "nothing new in the current folder");
+    fs::remove_dir_all(&folder).unwrap();
+}
+
+#[test]
+fn example_leaves_no_folder_behind_when_start_up_fails() {
+    let repo = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = chapter("s03", repo.path(), None)
+        .env("TMPDIR", tmp.path())
+        .args(["--example", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", stderr(&out));
+    assert!(stderr(&out).contains("MODEL_ID"), "{}", stderr(&out));
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0, "the seeded folder was removed");
 }

@@ -77,6 +77,12 @@ pub struct CommonArgs {
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
+    /// Work live in a fresh folder seeded with the chapter's example files (those of --demo), so
+    /// the README's "try it" prompts find their files and the repository's own files are never
+    /// touched. The folder is kept after exit; its path is printed at start.
+    #[arg(long, conflicts_with_all = ["workdir", "demo"])]
+    pub example: bool,
+
     /// Answer from a recording (JSONL, one Messages API response per line) instead of the network.
     #[arg(long, value_name = "FILE", conflicts_with = "demo")]
     pub replay: Option<PathBuf>,
@@ -227,7 +233,15 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
         Ok(d) => d,
         Err(e) => return config_error(chapter, &format!("cannot read the current directory: {e}")),
     };
-    let root = args.workdir.clone().unwrap_or_else(|| cwd.clone());
+    // `--example`: a seeded folder, removed if start-up fails, kept once the session starts.
+    let example = match args.example.then(|| seeded_tempdir(chapter, "example")).transpose() {
+        Ok(dir) => dir,
+        Err(e) => return config_error(chapter, &format!("cannot create the example workspace: {e}")),
+    };
+    let root = match &example {
+        Some(dir) => dir.path().to_owned(),
+        None => args.workdir.clone().unwrap_or_else(|| cwd.clone()),
+    };
     let workspace = match Workspace::new(&root) {
         Ok(w) => w,
         Err(e) => return config_error(chapter, &format!("--workdir {}: {e}", root.display())),
@@ -291,6 +305,13 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
         (model, config.model)
     };
 
+    if let Some(dir) = example {
+        ui.notice(&format!(
+            "[example] a fresh workspace seeded with the chapter's example files ({}): {}\n[example] it is kept after exit; the repository's files are not touched.",
+            example_listing(&chapter.demo),
+            dir.keep().display()
+        ));
+    }
     let setup = Setup { workspace, tool_options, ui, demo: false };
     let harness = build(&setup);
     let (mut agent, commands) = agent_from(model, model_id, harness, ui);
@@ -333,13 +354,10 @@ async fn run_demo(
     build: impl FnOnce(&Setup) -> Harness,
 ) -> ExitCode {
     let demo = &chapter.demo;
-    let dir = match tempfile::Builder::new().prefix(&format!("{}-demo-", chapter.name)).tempdir() {
+    let dir = match seeded_tempdir(chapter, "demo") {
         Ok(d) => d,
-        Err(e) => return config_error(chapter, &format!("cannot create a temporary workspace: {e}")),
+        Err(e) => return config_error(chapter, &format!("cannot create the demo workspace: {e}")),
     };
-    if let Err(e) = seed(dir.path(), demo.files) {
-        return config_error(chapter, &format!("cannot seed the demo workspace: {e}"));
-    }
     let workspace = match Workspace::new(dir.path()) {
         Ok(w) => w,
         Err(e) => return config_error(chapter, &e.to_string()),
@@ -366,6 +384,22 @@ async fn run_demo(
         }
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// A new folder `NAME-KIND-XXXXXX` in the temporary directory, seeded with the demo's files;
+/// removed when the guard drops (`--demo`), or kept with `TempDir::keep` (`--example`).
+fn seeded_tempdir(chapter: &Chapter, kind: &str) -> std::io::Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new().prefix(&format!("{}-{kind}-", chapter.name)).tempdir()?;
+    seed(dir.path(), chapter.demo.files)?;
+    Ok(dir)
+}
+
+/// The demo's file names, comma-separated, or `no files` when it has none.
+fn example_listing(demo: &Demo) -> String {
+    if demo.files.is_empty() {
+        return "no files".to_owned();
+    }
+    demo.files.iter().map(|(path, _)| *path).collect::<Vec<_>>().join(", ")
 }
 
 fn seed(root: &Path, files: &[(&str, &str)]) -> std::io::Result<()> {
