@@ -144,3 +144,78 @@ fn escape_sequences_from_the_model_and_tools_reach_the_terminal_only_as_visible_
     let batches = result_batches(&server.requests().pop().unwrap().body);
     assert_eq!(batches[0][0]["content"], "\x1b]0;pwned\x07 out \x1b[2J");
 }
+
+/// One case per kind of issue 14, through `s05 --no`: the call is refused and the victim file
+/// keeps its content; the harmless forms run.
+#[test]
+fn every_kind_of_destructive_call_is_refused_under_no_and_its_target_survives() {
+    let refused_by_user = "Permission denied by user";
+    let cases: &[(&str, &str, serde_json::Value, &str)] = &[
+        ("a hidden command word", "bash", json!({"command": "$(echo rm) victim"}), refused_by_user),
+        ("a variable in command position", "bash", json!({"command": "X=rm; $X victim"}), refused_by_user),
+        ("a glob in command position", "bash", json!({"command": "/bin/r? victim"}), refused_by_user),
+        (
+            "an interpreter reading code",
+            "bash",
+            json!({"command": "python3 -c \"import os; os.remove('victim')\""}),
+            refused_by_user,
+        ),
+        ("a shell reading a pipe", "bash", json!({"command": "echo 'rm victim' | sh"}), refused_by_user),
+        ("a wrapper", "bash", json!({"command": "echo victim | xargs -i rm {}"}), refused_by_user),
+        ("a truncating redirection", "bash", json!({"command": "> victim"}), refused_by_user),
+        ("an in-place edit", "bash", json!({"command": "sed -i d victim"}), refused_by_user),
+        ("a copy onto the file", "bash", json!({"command": "cp /dev/null victim"}), refused_by_user),
+        (
+            "system control (deny list)",
+            "bash",
+            json!({"command": "echo poweroff > victim"}),
+            "Permission denied by deny list",
+        ),
+        ("an array input", "bash", json!(["rm victim"]), "Error: invalid type: sequence, expected an object"),
+        (
+            "a file tool writing .env",
+            "write_file",
+            json!({"path": ".env", "content": "ANTHROPIC_BASE_URL=http://evil"}),
+            refused_by_user,
+        ),
+    ];
+    for (kind, tool, input, expected) in cases {
+        let ws = tempfile::tempdir().unwrap();
+        fs::write(ws.path().join("victim"), "precious").unwrap();
+        let server =
+            MockServer::start(vec![reply::tool_uses(&[("c1", tool, input.clone())]), reply::text("ok")]);
+        let out =
+            chapter("s05", ws.path(), Some(&server.base_url())).args(["--no", "-p", "go"]).output().unwrap();
+        assert!(out.status.success(), "{kind}: stderr: {}", stderr(&out));
+        assert_eq!(
+            fs::read_to_string(ws.path().join("victim")).unwrap(),
+            "precious",
+            "{kind}: the victim survives"
+        );
+        assert!(!ws.path().join(".env").exists(), "{kind}: no .env was written");
+        let batches = result_batches(&server.requests().pop().unwrap().body);
+        assert_eq!(batches[0][0]["content"], *expected, "{kind}");
+    }
+}
+
+#[test]
+fn harmless_forms_run_under_no() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("file"), "contents").unwrap();
+    let commands =
+        ["ls 2>/dev/null", "ls > /dev/null 2>&1", "echo \"rm is a word\"", "grep -r contents .", "cat file"];
+    let calls: Vec<(String, &str, serde_json::Value)> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (format!("c{i}"), "bash", json!({ "command": c })))
+        .collect();
+    let calls: Vec<(&str, &str, serde_json::Value)> =
+        calls.iter().map(|(i, n, c)| (i.as_str(), *n, c.clone())).collect();
+    let server = MockServer::start(vec![reply::tool_uses(&calls), reply::text("ok")]);
+    let out =
+        chapter("s05", ws.path(), Some(&server.base_url())).args(["--no", "-p", "go"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let batches = result_batches(&server.requests().pop().unwrap().body);
+    let results: Vec<&str> = batches[0].iter().filter_map(|b| b["content"].as_str()).collect();
+    assert_eq!(results, ["file", "(no output)", "rm is a word", "./file:contents", "contents"]);
+}

@@ -6,10 +6,18 @@
 //! answers for the offline demo and shows the question and its answer. [`ApprovalArgs`] are the
 //! `--yes`/`--no` flags a chapter with the permission hook flattens into its command line. The
 //! hooks themselves live in [`crate::hooks`]; this module is only the asking side.
+//!
+//! Only the user answers (issue 14): the question is shown whole, wrapped to the terminal's
+//! width and never cut, with control and bidi characters as visible escapes
+//! ([`render_question`]); and input that was already waiting on the terminal (keystrokes a
+//! command pushed with `TIOCSTI`, or typed ahead) is discarded with `tcflush` before the answer
+//! is read.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::sanitize::sanitize;
 
 /// Answers the permission hook's `Allow? [y/N]`.
 pub trait Approver: Send {
@@ -18,25 +26,31 @@ pub trait Approver: Send {
     fn ask(&mut self, question: &str) -> bool;
 }
 
-/// Asks on the terminal: prints `QUESTION Allow? [y/N] ` on stderr and reads one line from
-/// `/dev/tty`. Only `y` or `yes` (any case, trimmed) allows. With no terminal (stdin or stderr
-/// redirected, no `/dev/tty`, a read error) the answer is no, so a scripted run never hangs.
-/// Ctrl-C while it waits answers no at once; the same signal then cancels the turn.
+/// Asks on the terminal: prints [`render_question`] on stderr, discards pending terminal input,
+/// and reads one line from `/dev/tty`. Only `y` or `yes` (any case, trimmed) allows. With no
+/// terminal (stdin or stderr redirected, no `/dev/tty`, a read error) the answer is no, so a
+/// scripted run never hangs. Ctrl-C while it waits answers no at once; the same signal then
+/// cancels the turn.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TerminalApprover;
 
 impl Approver for TerminalApprover {
     fn ask(&mut self, question: &str) -> bool {
         let mut stderr = std::io::stderr();
+        let width = terminal_size::terminal_size_of(&stderr).map_or(100, |(w, _)| usize::from(w.0));
+        let shown = render_question(question, width);
         if !std::io::stdin().is_terminal() || !stderr.is_terminal() {
             // Say so: a refusal nobody typed must not look like the user's answer.
-            let _ = writeln!(stderr, "{question} Allow? [y/N] no (no terminal to ask; pass --yes to allow)");
-            return false;
-        }
-        if write!(stderr, "{question} Allow? [y/N] ").and_then(|()| stderr.flush()).is_err() {
+            let _ = writeln!(stderr, "{shown}no (no terminal to ask; pass --yes to allow)");
             return false;
         }
         let Ok(tty) = std::fs::File::open("/dev/tty") else { return false };
+        if write!(stderr, "{shown}").and_then(|()| stderr.flush()).is_err() {
+            return false;
+        }
+        // Only what is typed after the question answers it: keystrokes a command injected into
+        // the terminal (TIOCSTI) or typed ahead are dropped.
+        let _ = nix::sys::termios::tcflush(&tty, nix::sys::termios::FlushArg::TCIFLUSH);
         // The read blocks the turn, so the REPL's Ctrl-C handler cannot run until it returns:
         // watch for SIGINT here too and give up the read when it comes.
         let interrupted = Arc::new(AtomicBool::new(false));
@@ -53,6 +67,26 @@ impl Approver for TerminalApprover {
             }
         }
     }
+}
+
+/// The question as the terminal shows it: control and bidi characters as visible escapes
+/// ([`sanitize`]), each line wrapped at `width` characters (at least 20) and never cut, then
+/// `Allow? [y/N] ` on a line of its own.
+pub fn render_question(question: &str, width: usize) -> String {
+    let width = width.max(20);
+    let mut out = String::new();
+    for line in sanitize(question).split('\n') {
+        let chars: Vec<char> = line.chars().collect();
+        if chars.is_empty() {
+            out.push('\n');
+        }
+        for piece in chars.chunks(width) {
+            out.extend(piece);
+            out.push('\n');
+        }
+    }
+    out.push_str("Allow? [y/N] ");
+    out
 }
 
 /// One line from the terminal, or `None` when `stop` is set (Ctrl-C) or the terminal fails.
@@ -154,5 +188,23 @@ impl ApprovalArgs {
             (_, true) => Box::new(FixedApprover(false)),
             _ => Box::new(TerminalApprover),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_question_is_wrapped_whole_and_escaped() {
+        let command = format!("echo {} && rm victim", "a".repeat(300));
+        let question = format!("Destructive command (deletes files with 'rm'): {command}");
+        let shown = render_question(&question, 80);
+        assert!(shown.lines().all(|l| l.chars().count() <= 80));
+        assert!(shown.ends_with("&& rm victim\nAllow? [y/N] "), "{shown}");
+        let whole = shown.strip_suffix("Allow? [y/N] ").unwrap_or_default().replace('\n', "");
+        assert_eq!(whole, question, "nothing is cut");
+        let hidden = render_question("rm \u{202e}txt.exe \x1b[8mvictim\x1b[0m", 80);
+        assert_eq!(hidden, "rm \\u{202e}txt.exe \\x1b[8mvictim\\x1b[0m\nAllow? [y/N] ");
     }
 }

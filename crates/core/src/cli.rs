@@ -184,8 +184,7 @@ impl Setup {
 
     /// The workspace rule as a predicate, for the permission hook.
     pub fn inside_workspace(&self) -> crate::hooks::InsideWorkspace {
-        let workspace = self.workspace.clone();
-        std::sync::Arc::new(move |path: &str| workspace.contains(path))
+        std::sync::Arc::new(self.workspace.clone())
     }
 }
 

@@ -86,8 +86,10 @@ pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
 pub enum Subject {
     /// A shell command (`bash`'s `command`).
     Command(String),
-    /// A path as the model gave it (`path` of `read_file`, `write_file`, `edit_file`).
+    /// A path the tool reads, as the model gave it (`path` of `read_file`).
     Path(String),
+    /// A path the tool writes, as the model gave it (`path` of `write_file`, `edit_file`).
+    WrittenPath(String),
     /// A path pattern (`glob`'s `pattern`) and the folder its walk starts from
     /// ([`crate::tools::glob_base`]).
     PathPattern {
@@ -105,9 +107,10 @@ impl Subject {
     /// The text of the subject (the command, the path or the pattern), if any.
     pub fn text(&self) -> Option<&str> {
         match self {
-            Subject::Command(text) | Subject::Path(text) | Subject::PathPattern { pattern: text, .. } => {
-                Some(text)
-            }
+            Subject::Command(text)
+            | Subject::Path(text)
+            | Subject::WrittenPath(text)
+            | Subject::PathPattern { pattern: text, .. } => Some(text),
             Subject::Nothing => None,
         }
     }

@@ -33,15 +33,16 @@ use crate::approve::Approver;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::extension::{Decision, Extension};
 use crate::messages::{MessagesResponse, ToolUseBlock};
-use crate::permission::{self, DENIED_BY_DENY_LIST, DENIED_BY_USER, Verdict};
+use crate::permission::{self, DENIED_BY_USER, Verdict};
 
 /// Where hooks print their lines, such as `[HOOK] bash(ls)`. One call per line, without the
 /// trailing newline. The chapter wires it to the terminal UI; tests collect lines into a `Vec`.
 pub type Printer = Arc<dyn Fn(&str) + Send + Sync>;
 
-/// The workspace rule as a predicate: true when a path given by the model, resolved against
-/// WORKDIR following `..` and symlinks, stays inside (course §1).
-pub type InsideWorkspace = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+/// The workspace as the permission check sees it: whether a path is inside (the workspace rule,
+/// course §1), exists, or is a folder ([`permission::Surroundings`]; a [`crate::workspace::Workspace`]
+/// is one).
+pub type InsideWorkspace = Arc<dyn permission::Surroundings + Send + Sync>;
 
 /// The four hook events of course s04. `Display` gives the course's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -323,7 +324,7 @@ pub fn register_log_hook(registry: &mut HookRegistry, printer: Printer) {
 }
 
 /// Registers the permission hook on `PreToolUse`, built on [`permission::check_tool_call`]:
-/// - `Deny` → answers `Permission denied by deny list`;
+/// - `Deny(text)` → answers `text` (`Permission denied by deny list`, or the error for an input that is not an object);
 /// - `Ask(reason)` → `approver.ask(reason)`; a refusal answers `Permission denied by user`;
 /// - `Allow` (or an approval) → passes.
 pub fn register_permission_hook(
@@ -333,9 +334,9 @@ pub fn register_permission_hook(
 ) {
     registry.register(HookEvent::PreToolUse, "permission", move |ctx| {
         let HookContext::PreToolUse { call } = ctx else { return Ok(None) };
-        Ok(match permission::check_tool_call(call, |p| inside_workspace(p)) {
+        Ok(match permission::check_tool_call(call, inside_workspace.as_ref()) {
             Verdict::Allow => None,
-            Verdict::Deny(_) => Some(DENIED_BY_DENY_LIST.to_string()),
+            Verdict::Deny(text) => Some(text),
             Verdict::Ask(reason) => (!approver.ask(&reason)).then(|| DENIED_BY_USER.to_string()),
         })
     });

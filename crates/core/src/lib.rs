@@ -18,7 +18,7 @@
 //! | [`tools`] | `bash`, `read_file`, `write_file`, `edit_file`, `glob` | course §1, §3 |
 //! | [`extension`] | what a chapter may add to a round | course s03–s05 |
 //! | [`agent`] | `agent_loop` and one user turn | course §0 |
-//! | [`permission`] | the deny list and destructive-command detection | course s04/s05 |
+//! | [`permission`] | the permission check: shell tokeniser, destructive-command classifier, verdict | course s04/s05, issue 14 |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
 //! | [`approve`] | asking the user `Allow? [y/N]` on the terminal | course s04/s05 |
 //! | [`sanitize`] | the one sanitiser for everything untrusted the terminal shows | ours (issue 14) |

@@ -194,10 +194,25 @@ fn post_tool_use_value_is_a_note_and_failure_is_reported() {
     assert_eq!(registry.tool_calls(), 2);
 }
 
+/// A workspace for the permission hook: `inside` decides; every path exists, none is a folder.
+struct Ws(fn(&str) -> bool);
+
+impl agent_core::permission::Surroundings for Ws {
+    fn exists(&self, _: &str) -> bool {
+        true
+    }
+    fn is_dir(&self, _: &str) -> bool {
+        false
+    }
+    fn inside(&self, path: &str) -> bool {
+        (self.0)(path)
+    }
+}
+
 #[test]
 fn course_hooks_are_registered_in_order() {
     let (printer, _) = capture();
-    let registry = course_hooks(printer, Box::new(FixedApprover(true)), Arc::new(|_| true), "/ws".into());
+    let registry = course_hooks(printer, Box::new(FixedApprover(true)), Arc::new(Ws(|_| true)), "/ws".into());
     assert_eq!(registry.names(HookEvent::PreToolUse), ["log", "permission"]);
     assert_eq!(registry.names(HookEvent::UserPromptSubmit), ["context"]);
     assert_eq!(registry.names(HookEvent::PostToolUse), ["large_output"]);
@@ -222,24 +237,30 @@ fn permission_hook_asks_and_honours_the_answer() {
     let (printer, _) = capture();
     let asked = Arc::new(Mutex::new(Vec::new()));
     let approver = Scripted { answers: vec![true, false], asked: asked.clone() };
-    let inside = Arc::new(|p: &str| !p.starts_with('/'));
+    let inside = Arc::new(Ws(|p: &str| !p.starts_with('/')));
     let mut registry = course_hooks(printer, Box::new(approver), inside, "/ws".into());
     let rm = call("t1", "bash", json!({"command": "rm x"}));
     assert_eq!(registry.pre_tool_use(&rm), Decision::Continue);
     let read = call("t2", "read_file", json!({"path": "/etc/passwd"}));
-    assert_eq!(registry.pre_tool_use(&read), Decision::Block("Permission denied by user".into()));
+    assert_eq!(registry.pre_tool_use(&read), Decision::Continue, "the tool refuses it; no question");
+    let env = call("t3", "write_file", json!({"path": ".env", "content": ""}));
+    assert_eq!(registry.pre_tool_use(&env), Decision::Block("Permission denied by user".into()));
     assert_eq!(
         *asked.lock().unwrap_or_else(|e| e.into_inner()),
         [
             "Destructive command (deletes files with 'rm'): rm x",
-            "Path outside workspace: /etc/passwd (read_file)"
+            "Writes a file that steers later runs (which sets the endpoint and key of the next session): .env (write_file)"
         ]
     );
 }
 
 #[test]
 fn log_args_is_short_and_one_line() {
-    assert_eq!(log_args(&call("t", "bash", json!({"command": "ls\n-la"}))), "ls -la");
+    assert_eq!(log_args(&call("t", "bash", json!({"command": "ls\n-la"}))), "ls\\n-la");
+    assert_eq!(
+        log_args(&call("t", "bash", json!({"command": "echo \u{1b}]0;t\u{7}"}))),
+        "echo \\x1b]0;t\\x07"
+    );
     assert_eq!(log_args(&call("t", "read_file", json!({"path": "src/a.rs"}))), "src/a.rs");
     assert_eq!(log_args(&call("t", "glob", json!({"pattern": "**/*.rs"}))), "**/*.rs");
     assert_eq!(log_args(&call("t", "todo_write", json!({"todos": []}))), r#"{"todos":[]}"#);
@@ -265,7 +286,7 @@ fn course_hooks_session_log() {
     let mut hooks = course_hooks(
         printer.clone(),
         Box::new(FixedApprover(false)),
-        Arc::new(|p: &str| !p.starts_with('/') && !p.contains("..")),
+        Arc::new(Ws(|p: &str| !p.starts_with('/') && !p.contains(".."))),
         "/home/me/project".into(),
     );
     let mut log = Vec::new();

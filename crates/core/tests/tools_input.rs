@@ -34,9 +34,10 @@ fn each_tool_says_what_its_input_is_about() -> TestResult {
     let fx = Fixture::new()?;
     let subject = |name: &str, input: Value| fx.map.prepare(&tool_use(name, input)).subject;
     assert_eq!(subject("bash", json!({"command": "ls"})), Subject::Command("ls".into()));
-    for name in ["read_file", "write_file", "edit_file"] {
-        let input = json!({"path": "a.txt", "content": "", "old_text": "x", "new_text": "y"});
-        assert_eq!(subject(name, input), Subject::Path("a.txt".into()), "{name}");
+    let input = json!({"path": "a.txt", "content": "", "old_text": "x", "new_text": "y"});
+    assert_eq!(subject("read_file", input.clone()), Subject::Path("a.txt".into()));
+    for name in ["write_file", "edit_file"] {
+        assert_eq!(subject(name, input.clone()), Subject::WrittenPath("a.txt".into()), "{name}");
     }
     assert_eq!(
         subject("glob", json!({"pattern": "../up/**/*.rs"})),

@@ -34,13 +34,16 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{MAX_OUTPUT_CHARS, cut_chars, spec};
+
+pub mod deny;
+
 use crate::dispatch::{Subject, Tool, ToolError, TypedTool};
 use crate::messages::ToolSpec;
-use crate::permission::deny_list_match;
 use crate::process::spawn_shell;
 use crate::sandbox::Sandbox;
 use crate::tools::ToolOptions;
 use crate::workspace::Workspace;
+use deny::deny_list_match;
 
 /// Bytes kept from the head of each of stdout and stderr: enough for 50,000 characters of up to
 /// 4 bytes each. Everything after is counted, not stored.

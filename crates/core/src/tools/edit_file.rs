@@ -71,7 +71,7 @@ impl TypedTool for EditFile {
     }
 
     fn subject(&self, args: &Args) -> Subject {
-        Subject::Path(args.path.clone())
+        Subject::WrittenPath(args.path.clone())
     }
 
     async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {

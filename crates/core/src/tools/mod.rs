@@ -15,7 +15,7 @@
 //! | `edit_file` | `path`, `old_text`, `new_text` | `Edited PATH` |
 //! | `glob` | `pattern` | sorted workspace-relative paths, ≤ 200; `(no matches)` |
 
-mod bash;
+pub mod bash;
 mod edit_file;
 mod glob;
 mod read_file;

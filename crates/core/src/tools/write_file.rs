@@ -72,7 +72,7 @@ impl TypedTool for WriteFile {
     }
 
     fn subject(&self, args: &Args) -> Subject {
-        Subject::Path(args.path.clone())
+        Subject::WrittenPath(args.path.clone())
     }
 
     async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
