@@ -29,9 +29,11 @@
 //! a terminal's stderr until then), whole when the model does not stream (replay, `--no-stream`).
 
 use crate::dispatch::{DispatchMap, ToolOutcome};
+use std::sync::Arc;
+
 use crate::error::ApiError;
-use crate::extension::{CallRecord, Decision, Extension};
-use crate::messages::{ContentBlock, Message, MessagesRequest, MessagesResponse, StopReason};
+use crate::extension::{CallRecord, Decision, Extension, LoopContext};
+use crate::messages::{ContentBlock, Message, MessagesRequest, MessagesResponse, StopReason, Usage};
 use crate::model::Model;
 use crate::normalize::normalize_messages;
 use crate::ui::Ui;
@@ -44,8 +46,9 @@ pub const MAX_STOP_CONTINUATIONS: u32 = 3;
 
 /// A harness: the model, the prompt, the dispatch map and the chapter's extensions.
 pub struct Agent {
-    /// Answers requests: the HTTP client, a replay, or a recording wrapper.
-    pub model: Box<dyn Model>,
+    /// Answers requests: the HTTP client, a replay, or a recording wrapper. Shared, so that an
+    /// extension (a summary for compaction) or a tool (a subagent's own loop) can call it too.
+    pub model: Arc<dyn Model>,
     /// `model` field of each request (`MODEL_ID`).
     pub model_id: String,
     /// The chapter's SYSTEM prompt.
@@ -60,12 +63,18 @@ pub struct Agent {
     pub ui: Ui,
     /// Cap on `Stop`-forced continuations per turn.
     pub max_stop_continuations: u32,
+    /// Cap on model requests per call of [`Agent::agent_loop`] (`None`: no cap). When it is
+    /// reached the loop ends with the last response, as if the model had stopped; at least one
+    /// request is always made.
+    pub max_rounds: Option<u32>,
     /// Print the turn's token usage on stderr when it ends (`--usage`).
     pub show_usage: bool,
     /// Requests and tokens of the whole session so far (the REPL's `/usage`).
     pub session_usage: UsageTotals,
     /// Requests and tokens of the current turn; [`Agent::run_turn`] resets it.
     stats: UsageTotals,
+    /// The usage of the last response, as [`Extension::pre_inference`] sees it.
+    last_usage: Option<Usage>,
 }
 
 /// Requests and tokens added up over several responses: one turn (`--usage`) or a session
@@ -130,7 +139,7 @@ impl TurnEnd {
 impl Agent {
     /// A harness with no extensions, the course's `max_tokens`, and colour detection.
     pub fn new(
-        model: Box<dyn Model>,
+        model: Arc<dyn Model>,
         model_id: impl Into<String>,
         system: impl Into<String>,
         tools: DispatchMap,
@@ -144,9 +153,11 @@ impl Agent {
             extensions: Vec::new(),
             ui: Ui::detect(),
             max_stop_continuations: MAX_STOP_CONTINUATIONS,
+            max_rounds: None,
             show_usage: false,
             session_usage: UsageTotals::default(),
             stats: UsageTotals::default(),
+            last_usage: None,
         }
     }
 
@@ -244,6 +255,7 @@ impl Agent {
         }
         self.stats.add(&response.usage);
         self.session_usage.add(&response.usage);
+        self.last_usage = Some(response.usage.clone());
         Ok(response)
     }
 
@@ -251,12 +263,33 @@ impl Agent {
     /// response asks for no tool. Returns that last response. [`Agent::run_turn`] wraps it with
     /// the prompt; a caller with a history of its own (a subagent, say) calls it directly.
     ///
+    /// Before each request every extension's [`Extension::pre_inference`] may rewrite `history`.
+    ///
     /// # Errors
-    /// The model's [`ApiError`]; what was appended to `history` before it stays.
+    /// The model's [`ApiError`], or one an extension returned before a request; what was appended
+    /// to `history` before it stays.
     pub async fn agent_loop(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
         let mut continuations = 0;
+        let (mut rounds, mut previous) = (0, None);
         loop {
+            if let Some(max) = self.max_rounds
+                && rounds >= max.max(1)
+                && let Some(last) = previous.take()
+            {
+                self.ui.notice(&format!("[rounds] stopped after {rounds} requests this turn (the cap)"));
+                return Ok(last);
+            }
+            let mut context = LoopContext {
+                history: &mut *history,
+                model: Arc::clone(&self.model),
+                model_id: &self.model_id,
+                last_usage: self.last_usage.as_ref(),
+            };
+            for ext in &mut self.extensions {
+                ext.pre_inference(&mut context).await?;
+            }
             let response = self.call_model(history).await?;
+            rounds += 1;
             history.push(Message::assistant_blocks(response.content.clone()));
 
             let calls: Vec<_> = response.tool_uses().cloned().collect();
@@ -277,6 +310,7 @@ impl Agent {
                 Some(StopReason::PauseTurn) if continuations < self.max_stop_continuations => {
                     // The API paused a long turn: sending the content back continues it.
                     continuations += 1;
+                    previous = Some(response);
                     continue;
                 }
                 Some(StopReason::PauseTurn) => {
@@ -321,6 +355,7 @@ impl Agent {
                     Some(text) if continuations < self.max_stop_continuations => {
                         continuations += 1;
                         history.push(Message::user_text(text));
+                        previous = Some(response);
                         continue;
                     }
                     Some(_) => {
@@ -379,6 +414,7 @@ impl Agent {
                 }
             }
             history.push(Message::user_blocks(results));
+            previous = Some(response);
         }
     }
 }

@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
@@ -168,6 +169,11 @@ pub struct Setup {
     pub ui: Ui,
     /// `true` in the offline demo (`--demo`), where no one is at the keyboard to answer questions.
     pub demo: bool,
+    /// The model the agent talks to, shared: a chapter's extension or tool (a subagent) may call
+    /// it too.
+    pub model: Arc<dyn Model>,
+    /// The `model` field of each request (`MODEL_ID`).
+    pub model_id: String,
 }
 
 impl Setup {
@@ -250,7 +256,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
         Err(e) => return config_error(chapter, &e.to_string()),
     };
 
-    let (model, model_id): (Box<dyn Model>, String) = if let Some(path) = &args.replay {
+    let (model, model_id): (Arc<dyn Model>, String) = if let Some(path) = &args.replay {
         match ReplayModel::from_file(path) {
             Ok(m) => {
                 ui.notice(&format!(
@@ -263,7 +269,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
                     .clone()
                     .or_else(|| vars.get("MODEL_ID").cloned())
                     .unwrap_or_else(|| "replay".into());
-                (Box::new(m), id)
+                (Arc::new(m), id)
             }
             Err(e) => return config_error(chapter, &e.to_string()),
         }
@@ -294,12 +300,12 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
             }),
             Err(e) => return config_error(chapter, &e.to_string()),
         };
-        let model: Box<dyn Model> = match &args.record {
+        let model: Arc<dyn Model> = match &args.record {
             Some(path) => match Recording::new(client, path) {
-                Ok(r) => Box::new(r),
+                Ok(r) => Arc::new(r),
                 Err(e) => return config_error(chapter, &format!("--record {}: {e}", path.display())),
             },
-            None => Box::new(client),
+            None => Arc::new(client),
         };
         (model, config.model)
     };
@@ -311,9 +317,9 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
             dir.keep().display()
         ));
     }
-    let setup = Setup { workspace, tool_options, ui, demo: false };
+    let setup = Setup { workspace, tool_options, ui, demo: false, model, model_id };
     let harness = build(&setup);
-    let (mut agent, commands) = agent_from(model, model_id, harness, ui);
+    let (mut agent, commands) = agent_from(&setup, harness);
     agent.show_usage = args.usage;
     let mut history = Vec::new();
 
@@ -326,16 +332,11 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     repl::run(chapter.name, &mut agent, &mut history, &commands).await
 }
 
-/// The agent a harness composes, and the harness's REPL commands.
-fn agent_from(
-    model: Box<dyn Model>,
-    model_id: String,
-    harness: Harness,
-    ui: Ui,
-) -> (Agent, Vec<SlashCommand>) {
-    let mut agent = Agent::new(model, model_id, harness.system, harness.tools);
+/// The agent a harness composes on the setup's model, and the harness's REPL commands.
+fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
+    let mut agent = Agent::new(Arc::clone(&setup.model), &setup.model_id, harness.system, harness.tools);
     agent.extensions = harness.extensions;
-    agent.ui = ui;
+    agent.ui = setup.ui;
     (agent, harness.commands)
 }
 
@@ -370,9 +371,16 @@ async fn run_demo(
         model.remaining(),
         workspace.root().display()
     ));
-    let setup = Setup { workspace, tool_options, ui, demo: true };
+    let setup = Setup {
+        workspace,
+        tool_options,
+        ui,
+        demo: true,
+        model: Arc::new(model),
+        model_id: "demo-replay".into(),
+    };
     let harness = build(&setup);
-    let (mut agent, _) = agent_from(Box::new(model), "demo-replay".into(), harness, ui);
+    let (mut agent, _) = agent_from(&setup, harness);
     let mut history = Vec::new();
     crate::ui::out(&format!("{}{}\n", ui.prompt(chapter.name), crate::sanitize::sanitize(demo.prompt)));
     let ok = one_turn(&mut agent, &mut history, demo.prompt).await.is_ok();

@@ -16,7 +16,7 @@
 //! | [`process`] | how a `bash` command starts and ends: its own session, a clean environment | ours |
 //! | [`sandbox`] | Landlock for `bash`: `--sandbox`, `--no-network` | ours |
 //! | [`tools`] | `bash`, `read_file`, `write_file`, `edit_file`, `glob` | course §1, §3 |
-//! | [`extension`] | what a chapter may add to a round | course s03–s05 |
+//! | [`extension`] | what a chapter may add to a round, and before each request | course s03–s05, goose |
 //! | [`agent`] | `agent_loop` and one user turn | course §0 |
 //! | [`permission`] | the permission check: shell tokeniser, destructive-command classifier, verdict | course s04/s05, issue 14 |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |

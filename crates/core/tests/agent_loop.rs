@@ -75,7 +75,7 @@ fn counting_tool(
 fn agent(script: Vec<MessagesResponse>, runs: Arc<AtomicUsize>) -> (Agent, Arc<Mutex<Vec<MessagesRequest>>>) {
     let requests = Arc::new(Mutex::new(Vec::new()));
     let model = Scripted { responses: Mutex::new(script), requests: Arc::clone(&requests) };
-    let mut agent = Agent::new(Box::new(model), "m", "system", DispatchMap::new().with(counting_tool(runs)));
+    let mut agent = Agent::new(Arc::new(model), "m", "system", DispatchMap::new().with(counting_tool(runs)));
     agent.ui = Ui::plain();
     (agent, requests)
 }
@@ -267,4 +267,19 @@ async fn a_refusal_removes_the_whole_refused_turn_from_the_history() {
             {"role": "user", "content": "something else"}
         ])
     );
+}
+
+#[tokio::test]
+async fn a_round_cap_ends_the_turn_with_the_last_response() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let script = vec![call("t1", "count"), call("t2", "count"), call("t3", "count"), text("never")];
+    let (mut agent, requests) = agent(script, Arc::clone(&runs));
+    agent.max_rounds = Some(2);
+    let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
+    assert_eq!(requests.lock().unwrap().len(), 2);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(end, TurnEnd::Answered(Box::new(call("t2", "count"))));
+    // The cap counts per turn: the next turn gets its two rounds again.
+    agent.run_turn(&mut Vec::new(), "again").await.unwrap();
+    assert_eq!(requests.lock().unwrap().len(), 4);
 }

@@ -95,7 +95,8 @@ fn session(answers: Vec<Reply>, stream: bool) -> MockServer {
     let retry = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
     let timeouts = Timeouts { connect: Duration::from_secs(5), idle: Duration::from_secs(10) };
     let client = AnthropicClient::new(&config, retry, timeouts).unwrap().with_streaming(stream);
-    let mut agent = Agent::new(Box::new(client), "mock-model", "system", DispatchMap::new().with(echo()));
+    let mut agent =
+        Agent::new(std::sync::Arc::new(client), "mock-model", "system", DispatchMap::new().with(echo()));
     agent.ui = Ui::plain();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut history: Vec<Message> = Vec::new();

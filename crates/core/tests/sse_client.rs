@@ -242,7 +242,7 @@ async fn a_turn_cancelled_mid_tool_keeps_the_history_sendable() {
     let workspace = Workspace::new(ws.path()).unwrap();
     let tools =
         tools::s02(&workspace, &ToolOptions { bash_timeout: Duration::from_secs(30), ..Default::default() });
-    let mut agent = Agent::new(Box::new(model), "mock-model", "system", tools);
+    let mut agent = Agent::new(Arc::new(model), "mock-model", "system", tools);
     agent.ui = Ui::plain();
     let mut history = Vec::new();
 
