@@ -178,6 +178,33 @@ fn the_demo_runs_offline_and_every_tool_call_succeeds() {
 }
 
 #[test]
+fn the_demo_says_its_workspace_is_removed_at_exit_and_keep_keeps_it() {
+    let ws = tempfile::tempdir().unwrap();
+    // The workspace path is the one `[demo] … fresh workspace: PATH` names on stderr.
+    let workspace_of = |err: &str| -> std::path::PathBuf {
+        let line = err.lines().find(|l| l.contains("fresh workspace: ")).expect("the workspace line");
+        line.split("fresh workspace: ").nth(1).unwrap().trim().into()
+    };
+
+    let out = chapter("s02", ws.path(), None).arg("--demo").output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("the workspace is removed at exit (--keep keeps it)"), "{err}");
+    assert!(!workspace_of(&err).exists(), "removed at exit");
+
+    let out = chapter("s02", ws.path(), None).args(["--demo", "--keep"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    let kept = workspace_of(&err);
+    assert!(err.contains(&format!("[demo] the workspace stays at {} (--keep)", kept.display())), "{err}");
+    assert!(kept.join("requirements.txt").is_file(), "kept with its files: {}", kept.display());
+    fs::remove_dir_all(&kept).unwrap();
+
+    let out = chapter("s02", ws.path(), None).args(["--keep", "-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "--keep needs --demo");
+}
+
+#[test]
 fn an_empty_prompt_an_empty_replay_and_demo_with_other_flags_are_refused_up_front() {
     let ws = tempfile::tempdir().unwrap();
     fs::write(ws.path().join("empty.jsonl"), "\n").unwrap();

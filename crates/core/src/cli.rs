@@ -1,14 +1,15 @@
-//! Flags, the REPL, one-shot `-p`, and `--demo`: everything a chapter binary shares.
+//! Flags, start-up, one-shot `-p`, and `--demo`: everything a chapter binary shares.
 //!
-//! Source: course §0 (REPL prompt `sNN >> `, `q`/`exit`/EOF quit, blank lines ignored) plus ours:
-//! clap flags, `-p`, `--replay`, `--record`, `--demo`. A chapter's `main.rs` calls
-//! [`crate::chapter::main`], which parses [`CommonArgs`] and calls [`run`] with a closure that
-//! builds its [`Harness`]: SYSTEM prompt, dispatch map, extensions. Everything else lives here once.
+//! Source: course §0 plus ours: clap flags, `-p`, `--replay`, `--record`, `--demo`. A chapter's
+//! `main.rs` calls [`crate::chapter::main`], which parses [`CommonArgs`] and calls [`run`] with a
+//! closure that builds its [`Harness`]: SYSTEM prompt, dispatch map, extensions, REPL commands.
+//! Start-up is one function that stops at the first [`StartupError`]; the REPL itself lives in
+//! [`crate::repl`], the model is built in [`crate::startup`].
 //!
-//! Exit codes: 0 success; 1 the model call failed (under `-p` or `--demo`); 2 bad configuration;
-//! under `-p`, 3–6 for a turn the model ended without a usable answer (listed in [`ENV_HELP`],
-//! from [`crate::agent::TurnEnd::exit_code`]).
-//! (a missing variable, a broken `.env`, an unreadable replay file).
+//! Exit codes: 0 success; 1 the model call failed (under `-p` or `--demo`); 2 bad configuration
+//! (a missing variable, a broken `.env`, an unreadable replay file: any [`StartupError`]); under
+//! `-p`, 3–6 for a turn the model ended without a usable answer (listed in [`ENV_HELP`], from
+//! [`crate::agent::TurnEnd::exit_code`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,13 +19,14 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::agent::Agent;
-use crate::client::{AnthropicClient, RetryPolicy, Timeouts};
+use crate::client::Timeouts;
 use crate::config;
 use crate::dispatch::DispatchMap;
 use crate::extension::Extension;
-use crate::model::{Model, Recording, ReplayModel};
+use crate::model::{Model, ReplayModel};
 use crate::repl::{self, SlashCommand, one_turn};
 use crate::sandbox::{Sandbox, SandboxMode};
+use crate::startup::{self, ModelSettings, StartupError};
 use crate::tools::ToolOptions;
 use crate::ui::Ui;
 use crate::workspace::Workspace;
@@ -51,7 +53,8 @@ line; on an empty line it says how to quit. Ctrl-D, q or exit quits. Ctrl-C duri
 it, and the history notes the prompt as interrupted. Piped stdin is read line by line, without
 colour.
 
-No key? Run with --demo: recorded model turns, a fresh temporary workspace, no network.
+No key? Run with --demo: recorded model turns, a fresh temporary workspace (removed at exit;
+--keep keeps it), no network.
 
 Exit codes of -p: 0 answered; 1 the model call failed (API or network error, Ctrl-C);
   2 bad configuration; 3 the model refused (the refused prompt leaves the history);
@@ -96,6 +99,11 @@ pub struct CommonArgs {
     /// temporary workspace seeded with the example files. Needs no key and no network.
     #[arg(long, conflicts_with_all = ["prompt", "model", "base_url", "workdir"])]
     pub demo: bool,
+
+    /// With --demo: keep the temporary workspace after the run (its path is printed), instead of
+    /// removing it at exit.
+    #[arg(long, requires = "demo")]
+    pub keep: bool,
 
     /// Seconds before a bash command and every process it started are killed.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
@@ -211,11 +219,19 @@ pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> H
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("{}: cannot start the async runtime: {e}", chapter.name);
+            eprintln!("{}: error: cannot start the async runtime: {e}", chapter.name);
             return ExitCode::from(1);
         }
     };
     runtime.block_on(run_async(chapter, args, build))
+}
+
+/// A started chapter: the agent, the REPL commands its harness added, and the `--demo` workspace
+/// (kept alive until the run ends, so it is removed at exit).
+struct Started {
+    agent: Agent,
+    commands: Vec<SlashCommand>,
+    demo_dir: Option<tempfile::TempDir>,
 }
 
 async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
@@ -227,102 +243,22 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     }
     crate::process::end_commands_on_terminate_signals();
 
-    if args.demo {
-        return run_demo(chapter, ui, tool_options, build).await;
-    }
-    if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
-        return config_error(chapter, "-p needs a prompt, and the one given is empty");
-    }
-
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => return config_error(chapter, &format!("cannot read the current directory: {e}")),
-    };
-    // `--example`: a seeded folder, removed if start-up fails, kept once the session starts.
-    let example = match args.example.then(|| seeded_tempdir(chapter, "example")).transpose() {
-        Ok(dir) => dir,
-        Err(e) => return config_error(chapter, &format!("cannot create the example workspace: {e}")),
-    };
-    let root = match &example {
-        Some(dir) => dir.path().to_owned(),
-        None => args.workdir.clone().unwrap_or_else(|| cwd.clone()),
-    };
-    let workspace = match Workspace::new(&root) {
-        Ok(w) => w,
-        Err(e) => return config_error(chapter, &format!("--workdir {}: {e}", root.display())),
-    };
-    let vars = match config::environment(&cwd) {
-        Ok(v) => v,
-        Err(e) => return config_error(chapter, &e.to_string()),
-    };
-
-    let (model, model_id): (Arc<dyn Model>, String) = if let Some(path) = &args.replay {
-        match ReplayModel::from_file(path) {
-            Ok(m) => {
-                ui.notice(&format!(
-                    "[replay] answering from {} ({} recorded turns); no network",
-                    path.display(),
-                    m.remaining()
-                ));
-                let id = args
-                    .model
-                    .clone()
-                    .or_else(|| vars.get("MODEL_ID").cloned())
-                    .unwrap_or_else(|| "replay".into());
-                (Arc::new(m), id)
-            }
-            Err(e) => return config_error(chapter, &e.to_string()),
-        }
+    let started = if args.demo {
+        start_demo(chapter, ui, tool_options, build)
     } else {
-        let config = match config::resolve(&vars, args.model.as_deref(), args.base_url.as_deref()) {
-            Ok(c) => c,
-            Err(e) => return config_error(chapter, &e.to_string()),
-        };
-        let retries = match args.max_retries {
-            Some(n) => n,
-            None => match vars.get("ANTHROPIC_MAX_RETRIES").map(|v| v.trim().parse::<u32>()) {
-                None => RetryPolicy::default().max_retries,
-                Some(Ok(n)) => n,
-                Some(Err(_)) => {
-                    return config_error(chapter, "ANTHROPIC_MAX_RETRIES must be a whole number, such as 2");
-                }
-            },
-        };
-        let retry = RetryPolicy { max_retries: retries, ..RetryPolicy::default() };
-        let timeouts = Timeouts {
-            connect: Duration::from_secs(args.connect_timeout.max(1)),
-            idle: Duration::from_secs(args.idle_timeout.max(1)),
-        };
-        let client = match AnthropicClient::new(&config, retry, timeouts) {
-            Ok(c) => c.with_streaming(!args.no_stream).with_notifier(move |line| {
-                crate::ui::clear_err_line();
-                ui.notice(line);
-            }),
-            Err(e) => return config_error(chapter, &e.to_string()),
-        };
-        let model: Arc<dyn Model> = match &args.record {
-            Some(path) => match Recording::new(client, path) {
-                Ok(r) => Arc::new(r),
-                Err(e) => return config_error(chapter, &format!("--record {}: {e}", path.display())),
-            },
-            None => Arc::new(client),
-        };
-        (model, config.model)
+        start(chapter, args, ui, tool_options, build)
     };
-
-    if let Some(dir) = example {
-        ui.notice(&format!(
-            "[example] a fresh workspace seeded with the chapter's example files ({}): {}\n[example] it is kept after exit; the repository's files are not touched.",
-            example_listing(&chapter.demo),
-            dir.keep().display()
-        ));
-    }
-    let setup = Setup { workspace, tool_options, ui, demo: false, model, model_id };
-    let harness = build(&setup);
-    let (mut agent, commands) = agent_from(&setup, harness);
-    agent.show_usage = args.usage;
+    let Started { mut agent, commands, demo_dir } = match started {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{}: {}", chapter.name, crate::sanitize::sanitize(&e.to_string()));
+            return ExitCode::from(crate::agent::EXIT_CONFIG);
+        }
+    };
     let mut history = Vec::new();
-
+    if let Some(dir) = demo_dir {
+        return run_demo(chapter, &mut agent, dir, args.keep).await;
+    }
     if let Some(prompt) = &args.prompt {
         return match one_turn(&mut agent, &mut history, prompt).await {
             Ok(code) => ExitCode::from(code),
@@ -332,42 +268,76 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     repl::run(chapter.name, &mut agent, &mut history, &commands).await
 }
 
-/// The agent a harness composes on the setup's model, and the harness's REPL commands.
-fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
-    let mut agent = Agent::new(Arc::clone(&setup.model), &setup.model_id, harness.system, harness.tools);
-    agent.extensions = harness.extensions;
-    agent.ui = setup.ui;
-    (agent, harness.commands)
+/// Start-up for `-p` and the REPL: the workspace, the environment and `.env`, the model, then the
+/// chapter's harness.
+///
+/// # Errors
+/// The first [`StartupError`]; nothing has been sent anywhere yet.
+fn start(
+    chapter: &Chapter,
+    args: &CommonArgs,
+    ui: Ui,
+    tool_options: ToolOptions,
+    build: impl FnOnce(&Setup) -> Harness,
+) -> Result<Started, StartupError> {
+    if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        return Err(StartupError::EmptyPrompt);
+    }
+    let cwd = std::env::current_dir().map_err(StartupError::CurrentDir)?;
+    // `--example`: a seeded folder, removed if start-up fails, kept once the session starts.
+    let example = args.example.then(|| seeded_tempdir(chapter, "example")).transpose()?;
+    let root = match &example {
+        Some(dir) => dir.path().to_owned(),
+        None => args.workdir.clone().unwrap_or_else(|| cwd.clone()),
+    };
+    let workspace = Workspace::new(&root).map_err(|source| StartupError::Workdir { path: root, source })?;
+    let vars = config::environment(&cwd)?;
+    let settings = ModelSettings {
+        replay: args.replay.as_deref(),
+        record: args.record.as_deref(),
+        model: args.model.as_deref(),
+        base_url: args.base_url.as_deref(),
+        max_retries: args.max_retries,
+        timeouts: Timeouts {
+            connect: Duration::from_secs(args.connect_timeout.max(1)),
+            idle: Duration::from_secs(args.idle_timeout.max(1)),
+        },
+        stream: !args.no_stream,
+    };
+    let (model, model_id) = startup::open_model(&settings, &vars, ui)?;
+    if let Some(dir) = example {
+        ui.notice(&format!(
+            "[example] a fresh workspace seeded with the chapter's example files ({}): {}\n[example] it is kept after exit; the repository's files are not touched.",
+            example_listing(&chapter.demo),
+            dir.keep().display()
+        ));
+    }
+    let setup = Setup { workspace, tool_options, ui, demo: false, model, model_id };
+    let (mut agent, commands) = agent_from(&setup, build(&setup));
+    agent.show_usage = args.usage;
+    Ok(Started { agent, commands, demo_dir: None })
 }
 
-fn config_error(chapter: &Chapter, message: &str) -> ExitCode {
-    eprintln!("{}: {}", chapter.name, crate::sanitize::sanitize(message));
-    ExitCode::from(2)
-}
-
-/// `--demo`: a fresh temporary workspace seeded with the demo files, the recorded turns compiled
-/// into the binary, the demo prompt as one turn, then the files the demo changed.
-async fn run_demo(
+/// Start-up for `--demo`: a fresh temporary workspace seeded with the demo files, and the
+/// recorded turns compiled into the binary as the model.
+///
+/// # Errors
+/// The first [`StartupError`].
+fn start_demo(
     chapter: &Chapter,
     ui: Ui,
     tool_options: ToolOptions,
     build: impl FnOnce(&Setup) -> Harness,
-) -> ExitCode {
+) -> Result<Started, StartupError> {
     let demo = &chapter.demo;
-    let dir = match seeded_tempdir(chapter, "demo") {
-        Ok(d) => d,
-        Err(e) => return config_error(chapter, &format!("cannot create the demo workspace: {e}")),
-    };
-    let workspace = match Workspace::new(dir.path()) {
-        Ok(w) => w,
-        Err(e) => return config_error(chapter, &e.to_string()),
-    };
-    let model = match ReplayModel::from_jsonl(format!("{} demo", chapter.name), demo.turns) {
-        Ok(m) => m,
-        Err(e) => return config_error(chapter, &e.to_string()),
-    };
+    let dir = seeded_tempdir(chapter, "demo")?;
+    let workspace =
+        Workspace::new(dir.path()).map_err(|source| StartupError::Seeded { kind: "demo", source })?;
+    let model = ReplayModel::from_jsonl(format!("{} demo", chapter.name), demo.turns)?;
     ui.notice(&format!(
-        "[demo] REPLAY of {} recorded model turns; real tools in a fresh workspace: {}\n[demo] no key and no network are used. Run without --demo to talk to a live model.",
+        "[demo] REPLAY of {} recorded model turns; real tools in a fresh workspace: {}\n\
+         [demo] the workspace is removed at exit (--keep keeps it). No key and no network are used; \
+         run without --demo to talk to a live model.",
         model.remaining(),
         workspace.root().display()
     ));
@@ -379,26 +349,50 @@ async fn run_demo(
         model: Arc::new(model),
         model_id: "demo-replay".into(),
     };
-    let harness = build(&setup);
-    let (mut agent, _) = agent_from(&setup, harness);
+    let (agent, commands) = agent_from(&setup, build(&setup));
+    Ok(Started { agent, commands, demo_dir: Some(dir) })
+}
+
+/// The agent a harness composes on the setup's model, and the harness's REPL commands.
+fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
+    let mut agent = Agent::new(Arc::clone(&setup.model), &setup.model_id, harness.system, harness.tools);
+    agent.extensions = harness.extensions;
+    agent.ui = setup.ui;
+    (agent, harness.commands)
+}
+
+/// `--demo`: the demo prompt as one turn, then the files the demo changed. The workspace `dir`
+/// is removed at the end, unless `keep`.
+async fn run_demo(chapter: &Chapter, agent: &mut Agent, dir: tempfile::TempDir, keep: bool) -> ExitCode {
+    let (demo, ui) = (&chapter.demo, agent.ui);
     let mut history = Vec::new();
     crate::ui::out(&format!("{}{}\n", ui.prompt(chapter.name), crate::sanitize::sanitize(demo.prompt)));
-    let ok = one_turn(&mut agent, &mut history, demo.prompt).await.is_ok();
+    let ok = one_turn(agent, &mut history, demo.prompt).await.is_ok();
     for path in demo.show {
-        match std::fs::read_to_string(setup.workspace.root().join(path)) {
+        match std::fs::read_to_string(dir.path().join(path)) {
             Ok(text) => ui.say(&format!("\n[demo] {path} after the run:\n{}", text.trim_end())),
             Err(e) => ui.error(&format!("[demo] cannot read {path}: {e}")),
         }
+    }
+    if keep {
+        let path = dir.keep();
+        ui.notice(&format!("[demo] the workspace stays at {} (--keep)", path.display()));
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 /// A new folder `NAME-KIND-XXXXXX` in the temporary directory, seeded with the demo's files;
 /// removed when the guard drops (`--demo`), or kept with `TempDir::keep` (`--example`).
-fn seeded_tempdir(chapter: &Chapter, kind: &str) -> std::io::Result<tempfile::TempDir> {
-    let dir = tempfile::Builder::new().prefix(&format!("{}-{kind}-", chapter.name)).tempdir()?;
-    seed(dir.path(), chapter.demo.files)?;
-    Ok(dir)
+///
+/// # Errors
+/// [`StartupError::Seeded`] when the folder cannot be made or a file written.
+fn seeded_tempdir(chapter: &Chapter, kind: &'static str) -> Result<tempfile::TempDir, StartupError> {
+    let seeded = || -> std::io::Result<tempfile::TempDir> {
+        let dir = tempfile::Builder::new().prefix(&format!("{}-{kind}-", chapter.name)).tempdir()?;
+        seed(dir.path(), chapter.demo.files)?;
+        Ok(dir)
+    };
+    seeded().map_err(|source| StartupError::Seeded { kind, source })
 }
 
 /// The demo's file names, comma-separated, or `no files` when it has none.

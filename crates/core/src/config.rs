@@ -9,6 +9,11 @@
 //!   `ANTHROPIC_AUTH_TOKEN` is ignored, so a token meant for another tool never leaks to a third
 //!   party.
 //! - Without a base URL, `ANTHROPIC_AUTH_TOKEN` is used as the key when `ANTHROPIC_API_KEY` is unset.
+//! - `ANTHROPIC_MAX_RETRIES` (optional; `--max-retries` overrides it): retries of a failed request.
+//! - `NO_COLOR` and `TMPDIR` (process environment only): no colour on the terminal; where bash's
+//!   sandbox lets temporary files go.
+//!
+//! Every variable the harness reads is read in this module.
 //!
 //! Values in `./.env` override the process environment, as the course's `load_dotenv(override=True)`.
 
@@ -65,6 +70,14 @@ pub enum ConfigError {
     /// `.env` exists but cannot be parsed; the text names the line.
     #[error(".env: {0}; fix that line or remove the file")]
     DotEnv(String),
+    /// A variable that must be a whole number is not one.
+    #[error("{name} must be a whole number, such as {example}")]
+    NotANumber {
+        /// The variable's name.
+        name: &'static str,
+        /// A valid value.
+        example: &'static str,
+    },
     /// A variable has a value we cannot use.
     #[error("{name}={value:?} is not valid: {hint}")]
     Invalid {
@@ -75,6 +88,29 @@ pub enum ConfigError {
         /// What is accepted.
         hint: &'static str,
     },
+}
+
+/// `ANTHROPIC_MAX_RETRIES` from `vars`: `None` when unset.
+///
+/// # Errors
+/// [`ConfigError::NotANumber`] when it is not a whole number.
+pub fn max_retries(vars: &HashMap<String, String>) -> Result<Option<u32>, ConfigError> {
+    const NAME: &str = "ANTHROPIC_MAX_RETRIES";
+    match vars.get(NAME).map(|v| v.trim()) {
+        None => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|_| ConfigError::NotANumber { name: NAME, example: "2" }),
+    }
+}
+
+/// `true` when `NO_COLOR` is set to a non-empty value in the process environment
+/// (<https://no-color.org>): the terminal gets no colour.
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// `TMPDIR` from the process environment, when set.
+pub fn tmpdir() -> Option<std::path::PathBuf> {
+    std::env::var_os("TMPDIR").map(std::path::PathBuf::from)
 }
 
 /// The environment as the course sees it: process variables, then `dir/.env` on top.
@@ -184,6 +220,14 @@ mod tests {
 
     fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn max_retries_is_read_here_and_a_bad_value_is_named() {
+        assert_eq!(max_retries(&vars(&[])).unwrap(), None);
+        assert_eq!(max_retries(&vars(&[("ANTHROPIC_MAX_RETRIES", " 5 ")])).unwrap(), Some(5));
+        let err = max_retries(&vars(&[("ANTHROPIC_MAX_RETRIES", "lots")])).unwrap_err().to_string();
+        assert_eq!(err, "ANTHROPIC_MAX_RETRIES must be a whole number, such as 2");
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! | [`sanitize`] | the one sanitiser for everything untrusted the terminal shows | ours (issue 14) |
 //! | [`ui`] | what the terminal shows | course §0 |
 //! | [`repl`] | reading prompts, Ctrl-C, one cancellable turn | course §0 |
+//! | [`startup`] | building the model; the one start-up error (exit code 2) | ours (issue 12) |
 //! | [`cli`] | flags, start-up, `-p`, `--demo` | course §0 |
 //! | [`chapter`] | the generic chapter entry point: a chapter's `main` in one call | ours |
 
@@ -48,6 +49,7 @@ pub mod repl;
 pub mod sandbox;
 pub mod sanitize;
 pub mod sse;
+pub mod startup;
 pub mod tools;
 pub mod ui;
 pub mod workspace;

@@ -126,7 +126,7 @@ impl Sandbox {
         }
         if self.mode == SandboxMode::WorkspaceWrite {
             created = created.add_rule(PathBeneath::new(ws.dir().as_fd(), AccessFs::from_all(abi)))?;
-            let tmpdir = std::env::var_os("TMPDIR").map(std::path::PathBuf::from);
+            let tmpdir = crate::config::tmpdir();
             let temps = TEMP_FOLDERS.iter().map(std::path::PathBuf::from).chain(tmpdir);
             for dir in temps {
                 if let Ok(fd) = PathFd::new(&dir) {

@@ -46,7 +46,7 @@ pub struct Ui {
 impl Ui {
     /// Colour where the stream is a terminal and `NO_COLOR` is unset.
     pub fn detect() -> Self {
-        let allowed = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let allowed = !crate::config::no_color();
         Self {
             color_out: allowed && std::io::stdout().is_terminal(),
             color_err: allowed && std::io::stderr().is_terminal(),
