@@ -89,9 +89,11 @@ where
                 .get(field)
                 .ok_or_else(|| ToolError::InvalidInput(format!("missing field `{field}`")))?;
             let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
-            let render = update(&mut manager, value).map_err(ToolError::failed)?;
+            let render = update(&mut manager, value)
+                .map_err(|e| ToolError::failed(agent_core::tools::cap_output(&e.to_string())))?;
             show_plan(&ui, title, &render);
-            Ok(render)
+            // The render echoes the model's items: capped like any tool output.
+            Ok(agent_core::tools::cap_output(&render))
         })
     })
     .displaying_output()

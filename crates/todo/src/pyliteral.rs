@@ -16,13 +16,14 @@
 //! number  := int | float        (with '_' separators; 0x 0o 0b ints)
 //! ```
 //! Between any two tokens there may be whitespace (including newlines), `#` comments and a backslash
-//! line continuation.
+//! line continuation. As in Python, `\r\n` and a lone `\r` are line breaks (a comment ends there, and a
+//! raw string reads them as `\n`).
 //!
 //! # How Python values become JSON
 //! | Python | JSON |
 //! |---|---|
 //! | list, tuple | array (`(x)` without a comma is just `x`, as in Python) |
-//! | dict | object; keys: strings as they are, numbers as their JSON text, `True`/`False`/`None` as `"true"`/`"false"`/`"null"` (what Python's `json.dumps` does); a list or tuple key is an error |
+//! | dict | object; keys: strings as they are, ints as their digits, floats as Python's `repr` spells them (`1e-05`, `1.0`), `True`/`False`/`None` as `"true"`/`"false"`/`"null"` (what Python's `json.dumps` does); keys Python treats as equal (`True`, `1`, `1.0`) are one key, the first one's spelling with the last value; a list or tuple key is an error |
 //! | str | string; adjacent strings are concatenated (`'a' "b"` → `"ab"`) |
 //! | int | number, if it fits in `i64`/`u64`; larger ones are an error |
 //! | float | number; a float that overflows to infinity (`1e999`) is an error |
@@ -74,7 +75,7 @@ pub struct ParseError {
 /// each with the line and column where it was found.
 pub fn parse(src: &str) -> Result<Value, ParseError> {
     check_size(src)?;
-    let mut p = Parser { src, pos: 0, depth: 0 };
+    let mut p = Parser { src, pos: 0, depth: 0, json: false };
     let value = p.value()?;
     p.skip_trivia();
     if !p.eat(',') {
@@ -105,11 +106,22 @@ pub fn parse(src: &str) -> Result<Value, ParseError> {
 /// a Python literal. Returns the Python parser's error when both fail.
 ///
 /// Strings over [`MAX_INPUT_BYTES`] are refused before either parser runs.
+///
+/// Both paths read numbers the same way, because both are this parser: text that serde_json
+/// accepts as JSON is then read by [`Parser`] in JSON mode (`true`, `false`, `null` and the `\/`
+/// escape allowed). Floats are correctly rounded on both (Rust's float parsing), and an integer
+/// beyond 64 bits is an error on both, never a lossy float.
 pub fn parse_string_input(s: &str) -> Result<Value, ParseError> {
     check_size(s)?;
-    match serde_json::from_str::<Value>(s) {
-        Ok(v) => Ok(v),
-        Err(_) => parse(s),
+    if serde_json::from_str::<serde::de::IgnoredAny>(s).is_err() {
+        return parse(s);
+    }
+    let mut p = Parser { src: s, pos: 0, depth: 0, json: true };
+    let value = p.value()?;
+    p.skip_trivia();
+    match p.peek() {
+        None => Ok(value),
+        Some(_) => Err(p.unexpected("expected the end of the input")),
     }
 }
 
@@ -124,11 +136,13 @@ fn check_size(src: &str) -> Result<(), ParseError> {
     Ok(())
 }
 
-/// The parser's state: the source, a byte offset into it, and the current nesting depth.
+/// The parser's state: the source, a byte offset into it, the current nesting depth, and whether
+/// the text is JSON (then `true`/`false`/`null` and `\/` are read as JSON reads them).
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
     depth: usize,
+    json: bool,
 }
 
 impl Parser<'_> {
@@ -169,8 +183,9 @@ impl Parser<'_> {
             match self.peek() {
                 Some(' ' | '\t' | '\n' | '\r' | '\x0c') => self.pos += 1,
                 Some('#') => {
+                    // A comment ends at a line break: `\n`, `\r\n` or a lone `\r`, as in Python.
                     let rest = &self.src[self.pos..];
-                    self.pos += rest.find('\n').unwrap_or(rest.len());
+                    self.pos += rest.find(['\n', '\r']).unwrap_or(rest.len());
                 }
                 Some('\\') if matches!(self.peek_nth(1), Some('\n' | '\r')) => {
                     self.pos += 1;
@@ -318,6 +333,9 @@ impl Parser<'_> {
         self.enter(open)?;
         self.bump(); // '{'
         let mut map = Map::new();
+        // Keys Python treats as equal (`True`, `1`, `1.0`) are one key: the first one's text stays,
+        // the last value wins. Maps each number or bool key's value to the text it got.
+        let mut numeric_keys: Vec<(KeyIdentity, String)> = Vec::new();
         loop {
             self.skip_trivia();
             if self.eat('}') {
@@ -332,7 +350,14 @@ impl Parser<'_> {
                 }
                 return Err(self.unexpected("expected ':'"));
             }
-            let key = self.dict_key(key, key_at)?;
+            let identity = KeyIdentity::of(&key);
+            let mut key = self.dict_key(key, key_at)?;
+            if let Some(identity) = identity {
+                match numeric_keys.iter().find(|(seen, _)| *seen == identity) {
+                    Some((_, first)) => key = first.clone(),
+                    None => numeric_keys.push((identity, key.clone())),
+                }
+            }
             let value = self.value()?;
             map.insert(key, value);
             self.skip_trivia();
@@ -348,11 +373,15 @@ impl Parser<'_> {
         Ok(Value::Object(map))
     }
 
-    /// A dict key as a JSON object key, converted as Python's `json.dumps` converts keys.
+    /// A dict key as a JSON object key, converted as Python's `json.dumps` converts keys: a float
+    /// as Python's `repr` spells it (`1e-05`, `1.0`, `1e+16`).
     fn dict_key(&self, key: Value, at: usize) -> Result<String, ParseError> {
         match key {
             Value::String(s) => Ok(s),
-            Value::Number(n) => Ok(n.to_string()),
+            Value::Number(n) => Ok(match n.as_f64() {
+                Some(f) if n.is_f64() => python_float_repr(f),
+                _ => n.to_string(),
+            }),
             Value::Bool(b) => Ok(b.to_string()),
             Value::Null => Ok("null".to_string()),
             Value::Array(_) | Value::Object(_) => Err(self.error_at(
@@ -370,10 +399,10 @@ impl Parser<'_> {
         if matches!(after, Some('\'' | '"')) && name.len() <= 2 {
             return self.strings();
         }
-        let value = match name {
-            "True" => Value::Bool(true),
-            "False" => Value::Bool(false),
-            "None" => Value::Null,
+        let value = match (name, self.json) {
+            ("True", false) | ("true", true) => Value::Bool(true),
+            ("False", false) | ("false", true) => Value::Bool(false),
+            ("None", false) | ("null", true) => Value::Null,
             _ => return Err(self.unexpected("expected a value")),
         };
         self.pos += name.len();
@@ -466,6 +495,11 @@ impl Parser<'_> {
                     // string: r'\'' is a backslash and a quote.
                     out.push('\\');
                     match self.bump() {
+                        // Python reads `\r\n` and a lone `\r` in source as `\n`, after a backslash too.
+                        Some('\r') => {
+                            self.eat('\n');
+                            out.push('\n');
+                        }
                         Some(c) => out.push(c),
                         None => return Err(self.error_at(start, "unterminated string")),
                     }
@@ -487,6 +521,7 @@ impl Parser<'_> {
                 self.eat('\n');
             }
             '\\' | '\'' | '"' => out.push(c),
+            '/' if self.json => out.push('/'),
             'a' => out.push('\x07'),
             'b' => out.push('\x08'),
             'f' => out.push('\x0c'),
@@ -695,6 +730,74 @@ impl Parser<'_> {
         let value = 0i64.checked_sub_unsigned(magnitude).ok_or_else(too_large)?;
         Ok(Value::Number(value.into()))
     }
+}
+
+/// What makes two dict keys the same key in Python: `True == 1 == 1.0` and `False == 0 == 0.0 ==
+/// -0.0` (their hashes agree). Strings and `None` never equal a number.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum KeyIdentity {
+    /// An int, a bool, or a float with an integral value that fits.
+    Int(i128),
+    /// Any other float.
+    Float(f64),
+}
+
+impl KeyIdentity {
+    /// The identity of a number or bool key; `None` for strings and `None`.
+    fn of(key: &Value) -> Option<Self> {
+        match key {
+            Value::Bool(b) => Some(KeyIdentity::Int(i128::from(*b))),
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Some(KeyIdentity::Int(i128::from(i)))
+                } else if let Some(u) = n.as_u64() {
+                    Some(KeyIdentity::Int(i128::from(u)))
+                } else {
+                    let f = n.as_f64()?;
+                    // Integral floats within 2^64 equal the int of the same value.
+                    if f.fract() == 0.0 && f.abs() < 1.9e19 {
+                        Some(KeyIdentity::Int(f as i128))
+                    } else {
+                        Some(KeyIdentity::Float(f))
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A float as Python's `repr` spells it (what `json.dumps` writes for a float dict key): the
+/// shortest digits that read back to the same float, in positional notation when the decimal
+/// exponent is from -4 to 15 (`0.0001`, `1.5`, `1e+16` is `1e+16`, `100.0`), otherwise in
+/// scientific notation with a signed two-digit-or-more exponent (`1e-05`, `1.5e+16`).
+pub fn python_float_repr(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: `1.5e16`, `1e-5`.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if f < 0.0 { "-" } else { "" };
+    let decpt = exponent + 1; // digits before the decimal point
+    if (-3..=16).contains(&decpt) {
+        let n = digits.len() as i32;
+        let body = if decpt <= 0 {
+            format!("0.{}{digits}", "0".repeat(decpt.unsigned_abs() as usize))
+        } else if decpt >= n {
+            format!("{digits}{}.0", "0".repeat((decpt - n) as usize))
+        } else {
+            let (int, frac) = digits.split_at(decpt as usize);
+            format!("{int}.{frac}")
+        };
+        return format!("{sign}{body}");
+    }
+    let (first, rest) = digits.split_at(1.min(digits.len()));
+    let dot = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+    let exp_sign = if exponent < 0 { '-' } else { '+' };
+    format!("{sign}{first}{dot}e{exp_sign}{:02}", exponent.unsigned_abs())
 }
 
 /// Whether `c` may start a Python name.

@@ -100,11 +100,12 @@ impl TodoWriteManager {
     /// 4. per item, from index 0, all checks of one item before the next item:
     ///    - not an object → `todos[i] must be an object`;
     ///    - `content` trimmed is empty or missing → `todos[i] requires content`;
-    ///    - `status` lower-cased, `pending` when absent or `null` → otherwise `todos[i] has invalid status 'S'`;
+    ///    - `status` lower-cased, `pending` when absent, `none` when `null` (as Python's `str(None)`) →
+    ///      otherwise `todos[i] has invalid status 'S'`;
     /// 5. more than one `in_progress` → `Only one todo can be in_progress at a time`.
     ///
-    /// A non-string `content` or `status` is taken as its JSON text, as Python's `str()` would; `null`
-    /// counts as absent **(ours)**. On success the plan becomes exactly the list of `{content, status}`
+    /// A non-string `content` or `status` is taken as its JSON text, as Python's `str()` would; a `null`
+    /// content counts as absent **(ours)**. On success the plan becomes exactly the list of `{content, status}`
     /// pairs and the render is returned. On error the plan is unchanged; callers format the tool output as
     /// `Error: {err}` (see [`tool_output`](Self::tool_output)).
     pub fn update(&mut self, todos: &Value) -> Result<String, TodoWriteError> {
@@ -124,7 +125,13 @@ impl TodoWriteManager {
         for (index, todo) in raw.iter().enumerate() {
             let todo = todo.as_object().ok_or(TodoWriteError::NotAnObject { index })?;
             let content = text_field(todo, "content").unwrap_or_default().trim().to_string();
-            let status = text_field(todo, "status").unwrap_or_else(|| "pending".into()).to_lowercase();
+            // As the course's `str(item.get("status", "pending")).lower()`: absent is pending, `None`
+            // is the text `none`, which is not a status.
+            let status = match todo.get("status") {
+                None => "pending".to_string(),
+                Some(Value::Null) => "none".to_string(),
+                Some(_) => text_field(todo, "status").unwrap_or_default().to_lowercase(),
+            };
             if content.is_empty() {
                 return Err(TodoWriteError::RequiresContent { index });
             }

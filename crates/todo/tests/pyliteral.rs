@@ -93,8 +93,8 @@ fn inf_and_nan_are_not_literals() {
 #[test]
 fn dict_keys_convert_like_json_dumps() {
     assert_eq!(
-        parse("{1: 'a', True: 'b', None: 'c', 'k': 'd'}").unwrap(),
-        json!({"1": "a", "true": "b", "null": "c", "k": "d"})
+        parse("{2: 'a', True: 'b', None: 'c', 'k': 'd'}").unwrap(),
+        json!({"2": "a", "true": "b", "null": "c", "k": "d"})
     );
     assert!(err("{(1, 2): 'a'}").message.contains("dict keys"));
 }
@@ -168,4 +168,69 @@ fn ten_megabyte_input_is_an_error_quickly() {
     assert!(e.message.contains("the limit is 1048576 bytes"), "{e}");
     assert!(parse_string_input(&huge).is_err());
     assert!(start.elapsed() < std::time::Duration::from_millis(500));
+}
+
+/// The differences to Python's `ast.literal_eval` (then `json.dumps`) that issue 14 measured, each
+/// with its minimal input.
+#[test]
+fn a_comment_ends_at_a_lone_carriage_return() {
+    assert_eq!(parse("[1, # note\r 2]").unwrap(), json!([1, 2]));
+    assert_eq!(parse("[1, # note\r\n 2]").unwrap(), json!([1, 2]));
+}
+
+#[test]
+fn a_raw_string_reads_a_carriage_return_after_a_backslash_as_a_newline() {
+    assert_eq!(parse("r'''a\\\r\nb'''").unwrap(), json!("a\\\nb"));
+    assert_eq!(parse("r'''a\\\rb'''").unwrap(), json!("a\\\nb"));
+}
+
+#[test]
+fn float_dict_keys_are_spelled_as_python_spells_them() {
+    let rows = [
+        ("1e-05", "1e-05"),
+        ("0.0001", "0.0001"),
+        ("1.0", "1.0"),
+        ("100.0", "100.0"),
+        ("123.456", "123.456"),
+        ("1e16", "1e+16"),
+        ("1e15", "1000000000000000.0"),
+        ("1.5e300", "1.5e+300"),
+        ("-2.5e-7", "-2.5e-07"),
+        ("0.1", "0.1"),
+        ("-0.0", "-0.0"),
+    ];
+    for (literal, key) in rows {
+        assert_eq!(parse(&format!("{{{literal}: 0}}")).unwrap(), json!({ key: 0 }), "{literal}");
+    }
+}
+
+#[test]
+fn keys_python_treats_as_equal_are_one_key() {
+    assert_eq!(parse("{1: 'a', True: 'b', 1.0: 'c'}").unwrap(), json!({"1": "c"}));
+    assert_eq!(parse("{True: 'a', 1: 'b'}").unwrap(), json!({"true": "b"}));
+    assert_eq!(parse("{0: 'a', False: 'b', 0.0: 'c', -0.0: 'd'}").unwrap(), json!({"0": "d"}));
+    assert_eq!(parse("{1.5: 'a', 1: 'b'}").unwrap(), json!({"1.5": "a", "1": "b"}));
+}
+
+#[test]
+fn both_paths_read_numbers_alike() {
+    // Ints beyond 64 bits: an error on the JSON path as on the literal path, never a lossy float.
+    assert!(parse_string_input("[18446744073709551616]").is_err());
+    assert!(parse_string_input("[-9223372036854775809]").is_err());
+    assert!(parse("[18446744073709551616]").is_err());
+    assert_eq!(
+        parse_string_input("[18446744073709551615, \"99999999999999999999\"]").unwrap()[0],
+        json!(u64::MAX)
+    );
+    // Floats: the JSON path rounds as the literal path does (17 significant digits, 20,000 values).
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..20_000 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let f = f64::from_bits(x);
+        if !f.is_finite() {
+            continue;
+        }
+        let text = format!("[{f:.16e}]");
+        assert_eq!(parse_string_input(&text).unwrap(), parse(&text).unwrap(), "{text}");
+    }
 }

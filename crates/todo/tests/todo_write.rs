@@ -185,3 +185,11 @@ fn tool_name_and_description_are_the_course_strings() {
     assert_eq!(TODO_WRITE_TOOL_NAME, "todo_write");
     assert_eq!(TODO_WRITE_DESCRIPTION, "Create and manage a task list for your current coding session.");
 }
+
+#[test]
+fn a_null_status_is_the_text_none_as_in_python() {
+    assert_eq!(message(json!([{"content": "x", "status": null}])), "todos[0] has invalid status 'none'");
+    assert_eq!(message(json!("[{'content': 'x', 'status': None}]")), "todos[0] has invalid status 'none'");
+    // Absent is still pending.
+    assert!(TodoWriteManager::new().update(&json!([{"content": "x"}])).is_ok());
+}

@@ -79,6 +79,18 @@ pub(crate) fn cut_chars(text: &str, max: usize) -> (&str, usize) {
     }
 }
 
+/// A tool's output as the model gets it, capped like `bash`'s (course §1): the first
+/// [`MAX_OUTPUT_CHARS`] characters, then `... (N more characters)` on a line of its own when any
+/// were cut. For tools whose output echoes the model's own input (a todo list).
+pub fn cap_output(text: &str) -> String {
+    let (kept, more) = cut_chars(text, MAX_OUTPUT_CHARS);
+    if more == 0 {
+        return text.to_owned();
+    }
+    let newline = if kept.ends_with('\n') { "" } else { "\n" };
+    format!("{kept}{newline}... ({more} more characters)")
+}
+
 /// Every built-in tool, in the course's order: s02's four, then `glob` (course §1, §3). For tests and
 /// harnesses that want them all; s05 adds `glob` to `s02` itself so its diff shows the tool.
 pub fn all(ws: &Workspace, opts: &ToolOptions) -> DispatchMap {
