@@ -219,3 +219,43 @@ fn harmless_forms_run_under_no() {
     let results: Vec<&str> = batches[0].iter().filter_map(|b| b["content"].as_str()).collect();
     assert_eq!(results, ["file", "(no output)", "rm is a word", "./file:contents", "contents"]);
 }
+
+/// On a real terminal: input that is already waiting when `Allow? [y/N]` appears does not answer
+/// it. The test types `y` and Enter while an earlier tool call is still running, which leaves the
+/// keystrokes in the terminal's input queue exactly where a `TIOCSTI` injection would (commands run
+/// without a controlling terminal, so this is the second layer). The prompt then shows the whole
+/// 300-character command, and only the Enter typed after it answers (no).
+#[test]
+fn keystrokes_waiting_before_the_prompt_do_not_answer_it_and_the_prompt_shows_the_whole_command() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("victim"), "precious").unwrap();
+    let padding = "a".repeat(280);
+    let command = format!("echo {padding} && rm victim");
+    assert!(command.chars().count() >= 290);
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[
+            ("w1", "bash", json!({"command": "while [ ! -e go ]; do sleep 0.05; done; echo waited"})),
+            ("r1", "bash", json!({ "command": command })),
+        ]),
+        reply::text("all done"),
+    ]);
+    let mut s05 = e2e::pty_chapter("s05", ws.path(), &server.base_url());
+    s05.exp_string("s05 >> ").unwrap();
+    s05.send_line("clean up").unwrap();
+    // The first call is running (its header is shown) and waits for `go`: type ahead now.
+    s05.exp_string("> bash:").unwrap();
+    s05.send("y\r").unwrap();
+    s05.flush().unwrap();
+    fs::write(ws.path().join("go"), "").unwrap();
+    let before = s05.exp_string("Allow? [y/N]").unwrap();
+    let shown: String = before.replace(['\r', '\n'], "");
+    assert!(shown.contains(&command), "the whole command is in the prompt: {before:?}");
+    s05.send("\r").unwrap();
+    s05.flush().unwrap();
+    s05.exp_string("all done").unwrap();
+    assert_eq!(fs::read_to_string(ws.path().join("victim")).unwrap(), "precious");
+    let batches = result_batches(&server.requests().pop().unwrap().body);
+    assert_eq!(batches[0][1]["content"], "Permission denied by user");
+    s05.send_line("q").unwrap();
+    s05.exp_eof().unwrap();
+}
