@@ -117,6 +117,7 @@ async fn an_extension_compacts_old_tool_results_before_each_request() -> TestRes
     let usage_seen = Arc::new(Mutex::new(Vec::new()));
     let mut agent =
         Agent::new(model(&server)?, "mock-model", "system", tools::all(&ws, &ToolOptions::default()));
+    agent.ui = agent_core::ui::Ui::captured().0;
     agent.extensions.push(Box::new(MicroCompact { usage_seen: Arc::clone(&usage_seen) }));
     let mut history = Vec::new();
     agent.run_turn(&mut history, "read the three files").await?;
@@ -173,6 +174,7 @@ impl TypedTool for Task {
 
     async fn run(self: Arc<Self>, args: TaskArgs) -> Result<String, ToolError> {
         let mut child = Agent::new(Arc::clone(&self.model), "mock-model", CHILD_SYSTEM, self.tools.clone());
+        child.ui = agent_core::ui::Ui::captured().0;
         let mut history = vec![Message::user_text(args.prompt)];
         let last = child.agent_loop(&mut history).await.map_err(ToolError::failed)?;
         Ok(last.text())
@@ -197,6 +199,7 @@ async fn a_task_tool_runs_a_child_loop_with_a_fresh_history() -> TestResult {
     let child_tools = tools::all(&ws, &ToolOptions::default());
     let task = Task { model: Arc::clone(&shared), tools: child_tools.clone() };
     let mut agent = Agent::new(shared, "mock-model", PARENT_SYSTEM, child_tools.with(task));
+    agent.ui = agent_core::ui::Ui::captured().0;
     let mut history = Vec::new();
     agent.run_turn(&mut history, "What is in the workspace?").await?;
 

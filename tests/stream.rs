@@ -144,7 +144,7 @@ fn an_error_event_inside_a_200_stream_is_a_typed_error() {
     let out = run(s02(ws.path(), &server), &["-p", "hi", "--max-retries", "0"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("Error: API error in the stream, overloaded_error: Overloaded"),
+        stderr(&out).contains("error: API error in the stream, overloaded_error: Overloaded"),
         "{}",
         stderr(&out)
     );

@@ -245,7 +245,7 @@ impl Agent {
         };
         drop(spinner);
         if !at_line_start {
-            crate::ui::out("\n");
+            self.ui.print("\n");
         }
         let response = result?;
         if !streamed {

@@ -219,7 +219,7 @@ pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> H
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("{}: error: cannot start the async runtime: {e}", chapter.name);
+            Ui::detect().error(&format!("cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -239,7 +239,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     let sandbox = Sandbox { mode: args.sandbox, no_network: args.no_network };
     let tool_options = ToolOptions { bash_timeout: Duration::from_secs(args.bash_timeout.max(1)), sandbox };
     if let Some(line) = sandbox.notice() {
-        ui.error(&line);
+        ui.warning(&line);
     }
     crate::process::end_commands_on_terminate_signals();
 
@@ -251,7 +251,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     let Started { mut agent, commands, demo_dir } = match started {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{}: {}", chapter.name, crate::sanitize::sanitize(&e.to_string()));
+            ui.error(&e.to_string());
             return ExitCode::from(crate::agent::EXIT_CONFIG);
         }
     };
@@ -366,12 +366,12 @@ fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
 async fn run_demo(chapter: &Chapter, agent: &mut Agent, dir: tempfile::TempDir, keep: bool) -> ExitCode {
     let (demo, ui) = (&chapter.demo, agent.ui);
     let mut history = Vec::new();
-    crate::ui::out(&format!("{}{}\n", ui.prompt(chapter.name), crate::sanitize::sanitize(demo.prompt)));
+    ui.print(&format!("{}{}\n", ui.prompt(chapter.name), crate::sanitize::sanitize(demo.prompt)));
     let ok = one_turn(agent, &mut history, demo.prompt).await.is_ok();
     for path in demo.show {
         match std::fs::read_to_string(dir.path().join(path)) {
             Ok(text) => ui.say(&format!("\n[demo] {path} after the run:\n{}", text.trim_end())),
-            Err(e) => ui.error(&format!("[demo] cannot read {path}: {e}")),
+            Err(e) => ui.error(&format!("cannot read {path} after the demo: {e}")),
         }
     }
     if keep {

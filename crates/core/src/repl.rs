@@ -67,7 +67,7 @@ pub(crate) async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prom
 }
 
 fn report_api_error(ui: &crate::ui::Ui, e: &ApiError) {
-    ui.error(&format!("Error: {e}"));
+    ui.error(&e.to_string());
     if let ApiError::Api { status: 404, .. } = e {
         ui.notice("hint: a 404 means an unknown model id (check MODEL_ID) or a wrong ANTHROPIC_BASE_URL");
     }
@@ -230,7 +230,7 @@ pub(crate) async fn run(
             Line::Text(t) => t,
             Line::Eof => {
                 if !interactive {
-                    crate::ui::out("\n");
+                    ui.print("\n");
                 }
                 break;
             }
@@ -252,7 +252,7 @@ pub(crate) async fn run(
         }
         // A pasted block may end with its own newline; the prompt is the text before it.
         let _ = one_turn(agent, history, text.trim_end_matches(['\n', '\r'])).await;
-        crate::ui::out("\n");
+        ui.print("\n");
     }
     ExitCode::SUCCESS
 }

@@ -2,7 +2,7 @@
 //! cannot start.
 //!
 //! Source: ours (issue 12). [`crate::cli`] starts a chapter in one function that uses `?` on each
-//! step; whatever [`StartupError`] stops it is printed as one line, `NAME: error: …`, and the
+//! step; whatever [`StartupError`] stops it is printed as one line, `error: …`, and the
 //! process exits with code 2 ([`crate::agent::EXIT_CONFIG`]). Nothing has been sent anywhere by
 //! then.
 

@@ -34,13 +34,54 @@ pub const HEADER_INPUT_CHARS: usize = 100;
 /// How long a tool runs before a spinner shows on a terminal's stderr (ours).
 pub const TOOL_SPINNER_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Terminal output settings: whether stdout and stderr get colour.
+/// Terminal output settings: whether stdout and stderr get colour, and where the text goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ui {
     /// Colour on stdout.
     pub color_out: bool,
     /// Colour on stderr.
     pub color_err: bool,
+    /// The process's stdout and stderr, or a test's buffer ([`Ui::captured`]).
+    sink: Sink,
+}
+
+/// Where a [`Ui`] writes.
+#[derive(Debug, Clone, Copy)]
+enum Sink {
+    Std,
+    Buffer(&'static Captured),
+}
+
+impl PartialEq for Sink {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Sink::Std, Sink::Std) => true,
+            (Sink::Buffer(a), Sink::Buffer(b)) => std::ptr::eq(*a, *b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Sink {}
+
+/// What a [`Ui::captured`] wrote instead of the terminal, so a test checks the text and a green
+/// test run prints none of it.
+#[derive(Debug, Default)]
+pub struct Captured {
+    stdout: std::sync::Mutex<String>,
+    stderr: std::sync::Mutex<String>,
+}
+
+impl Captured {
+    /// Everything written to "stdout" so far.
+    pub fn stdout(&self) -> String {
+        self.stdout.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Everything written to "stderr" so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 impl Ui {
@@ -50,12 +91,37 @@ impl Ui {
         Self {
             color_out: allowed && std::io::stdout().is_terminal(),
             color_err: allowed && std::io::stderr().is_terminal(),
+            sink: Sink::Std,
         }
     }
 
     /// No colour anywhere (tests, piped runs).
     pub fn plain() -> Self {
-        Self { color_out: false, color_err: false }
+        Self { color_out: false, color_err: false, sink: Sink::Std }
+    }
+
+    /// No colour, and every line written into the returned buffer instead of the terminal (for
+    /// tests; the buffer lives until the process ends). No spinner is drawn.
+    pub fn captured() -> (Self, &'static Captured) {
+        let buffer: &'static Captured = Box::leak(Box::default());
+        (Self { color_out: false, color_err: false, sink: Sink::Buffer(buffer) }, buffer)
+    }
+
+    /// Writes `text` as it is to stdout (flushed), or to the test's buffer. Callers pass only
+    /// our own text or text they sanitised.
+    pub fn print(&self, text: &str) {
+        match self.sink {
+            Sink::Std => out(text),
+            Sink::Buffer(b) => b.stdout.lock().unwrap_or_else(|p| p.into_inner()).push_str(text),
+        }
+    }
+
+    /// Writes `text` as it is to stderr, or to the test's buffer.
+    pub fn eprint(&self, text: &str) {
+        match self.sink {
+            Sink::Std => err(text),
+            Sink::Buffer(b) => b.stderr.lock().unwrap_or_else(|p| p.into_inner()).push_str(text),
+        }
     }
 
     /// The REPL prompt, `NAME >> `, cyan on a terminal.
@@ -65,7 +131,7 @@ impl Ui {
 
     /// A line on stdout (sanitised).
     pub fn say(&self, text: &str) {
-        out(&format!("{}\n", sanitize(text)));
+        self.print(&format!("{}\n", sanitize(text)));
     }
 
     /// The line before a tool runs: `> NAME: INPUT` (course §1 shows `> NAME:`; yellow on a
@@ -74,8 +140,8 @@ impl Ui {
     pub fn tool_header(&self, name: &str, input: Option<&str>) {
         let head = paint(self.color_out, YELLOW, &format!("> {}:", sanitize_line(name)));
         match input.map(|i| one_line(i, HEADER_INPUT_CHARS)).filter(|i| !i.is_empty()) {
-            Some(input) => out(&format!("{head} {input}\n")),
-            None => out(&format!("{head}\n")),
+            Some(input) => self.print(&format!("{head} {input}\n")),
+            None => self.print(&format!("{head}\n")),
         }
     }
 
@@ -90,36 +156,44 @@ impl Ui {
             text.push_str(&paint(self.color_out, DIM, &marker));
             text.push('\n');
         }
-        out(&text);
+        self.print(&text);
     }
 
     /// Text the harness adds to a round's results (a reminder), shown as `+ TEXT` (dim on a terminal)
     /// so the user sees what the model is told.
     pub fn injected(&self, text: &str) {
-        out(&format!("{}\n", paint(self.color_out, DIM, &format!("+ {}", sanitize(text)))));
+        self.print(&format!("{}\n", paint(self.color_out, DIM, &format!("+ {}", sanitize(text)))));
     }
 
     /// Model text as it streams in, one delta at a time (sanitised per delta: an escape split
     /// across deltas is still shown, never obeyed; see [`crate::sanitize`]).
     pub fn stream_text(&self, delta: &str) {
-        out(&sanitize(delta));
+        self.print(&sanitize(delta));
     }
 
     /// The model's final answer for a turn.
     pub fn answer(&self, text: &str) {
         if !text.is_empty() {
-            out(&format!("{}\n", sanitize(text)));
+            self.print(&format!("{}\n", sanitize(text)));
         }
     }
 
     /// A status line on stderr (dim on a terminal).
     pub fn notice(&self, text: &str) {
-        err(&format!("{}\n", paint(self.color_err, DIM, &sanitize(text))));
+        self.eprint(&format!("{}\n", paint(self.color_err, DIM, &sanitize(text))));
     }
 
-    /// An error line on stderr (red on a terminal).
+    /// An error line on stderr, `error: TEXT` (red on a terminal). Every error line the harness
+    /// prints has this one prefix.
     pub fn error(&self, text: &str) {
-        err(&format!("{}\n", paint(self.color_err, RED, &sanitize(text))));
+        let line = format!("error: {}", sanitize(text));
+        self.eprint(&format!("{}\n", paint(self.color_err, RED, &line)));
+    }
+
+    /// A warning line on stderr, `warning: TEXT` (yellow on a terminal).
+    pub fn warning(&self, text: &str) {
+        let line = format!("warning: {}", sanitize(text));
+        self.eprint(&format!("{}\n", paint(self.color_err, YELLOW, &line)));
     }
 }
 
@@ -141,7 +215,8 @@ impl Ui {
 
     /// A [`Spinner`] first drawn after `grace` (a tool: [`TOOL_SPINNER_AFTER`]).
     pub fn spinner_after(&self, grace: std::time::Duration, label: &str) -> Spinner {
-        if !std::io::stderr().is_terminal() || tokio::runtime::Handle::try_current().is_err() {
+        let captured = matches!(self.sink, Sink::Buffer(_));
+        if captured || !std::io::stderr().is_terminal() || tokio::runtime::Handle::try_current().is_err() {
             return Spinner { state: None, task: None };
         }
         let state = std::sync::Arc::new(std::sync::Mutex::new((false, false)));
@@ -213,4 +288,22 @@ pub fn out(text: &str) {
 /// Writes to stderr; errors are ignored.
 pub fn err(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_captured_ui_holds_the_header_the_cut_marker_and_the_error_prefix() {
+        let (ui, captured) = Ui::captured();
+        ui.tool_header("bash", Some("ls -la\n| wc"));
+        ui.tool_preview(&"x".repeat(250));
+        ui.tool_preview("short");
+        ui.error("broken");
+        let cut = "… (50 more characters not shown here; the model gets them all)";
+        assert_eq!(captured.stdout(), format!("> bash: ls -la\\n| wc\n{}\n{cut}\nshort\n", "x".repeat(200)));
+        assert_eq!(captured.stderr(), "error: broken\n");
+        assert_eq!(one_line(&"é".repeat(5), 3), "ééé…");
+    }
 }

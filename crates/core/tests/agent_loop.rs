@@ -76,7 +76,7 @@ fn agent(script: Vec<MessagesResponse>, runs: Arc<AtomicUsize>) -> (Agent, Arc<M
     let requests = Arc::new(Mutex::new(Vec::new()));
     let model = Scripted { responses: Mutex::new(script), requests: Arc::clone(&requests) };
     let mut agent = Agent::new(Arc::new(model), "m", "system", DispatchMap::new().with(counting_tool(runs)));
-    agent.ui = Ui::plain();
+    agent.ui = Ui::captured().0;
     (agent, requests)
 }
 

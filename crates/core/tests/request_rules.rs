@@ -97,7 +97,7 @@ fn session(answers: Vec<Reply>, stream: bool) -> MockServer {
     let client = AnthropicClient::new(&config, retry, timeouts).unwrap().with_streaming(stream);
     let mut agent =
         Agent::new(std::sync::Arc::new(client), "mock-model", "system", DispatchMap::new().with(echo()));
-    agent.ui = Ui::plain();
+    agent.ui = Ui::captured().0;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut history: Vec<Message> = Vec::new();
     runtime.block_on(async {

@@ -243,7 +243,7 @@ async fn a_turn_cancelled_mid_tool_keeps_the_history_sendable() {
     let tools =
         tools::s02(&workspace, &ToolOptions { bash_timeout: Duration::from_secs(30), ..Default::default() });
     let mut agent = Agent::new(Arc::new(model), "mock-model", "system", tools);
-    agent.ui = Ui::plain();
+    agent.ui = Ui::captured().0;
     let mut history = Vec::new();
 
     let turn = tokio::time::timeout(Duration::from_millis(700), agent.run_turn(&mut history, "first")).await;

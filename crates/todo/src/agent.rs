@@ -14,7 +14,7 @@ use agent_core::extension::{CallRecord, Extension};
 use agent_core::messages::ToolSpec;
 use agent_core::repl::SlashCommand;
 use agent_core::sanitize::sanitize;
-use agent_core::ui::{self, DIM, GREEN, Ui, YELLOW, paint};
+use agent_core::ui::{DIM, GREEN, Ui, YELLOW, paint};
 use serde_json::Value;
 
 use crate::Status;
@@ -121,7 +121,7 @@ fn show_plan(ui: &Ui, title: Option<&str>, render: &str) {
         text.push_str(&painted);
         text.push('\n');
     }
-    ui::out(&text);
+    ui.print(&text);
 }
 
 /// The nag as a loop extension: after each round, counts rounds without a call to `tool` and
