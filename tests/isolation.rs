@@ -37,16 +37,42 @@ fn tool_results(server: &MockServer) -> Vec<String> {
         .collect()
 }
 
-/// Whether `pid` is alive (exists and is not a zombie).
-fn alive(pid: i32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rfind(')').map(|i| s[i + 1..].trim_start().starts_with(['Z', 'X'])))
-        .is_some_and(|zombie| !zombie)
+/// A process as it was when first seen: its pid and its start time (field 22 of
+/// `/proc/PID/stat`), so that a recycled pid (`pid_max` is 32768 on these machines) is never
+/// taken for the same process.
+#[derive(Clone, Copy, Debug)]
+struct Proc {
+    pid: i32,
+    start: Option<u64>,
 }
 
-fn read_pid(path: &Path) -> i32 {
-    fs::read_to_string(path).unwrap().trim().parse().unwrap()
+impl Proc {
+    fn new(pid: i32) -> Self {
+        Self { pid, start: stat(pid).map(|(_, start)| start) }
+    }
+
+    /// Alive: the same process still exists and is not a zombie.
+    fn alive(&self) -> bool {
+        stat(self.pid).is_some_and(|(state, start)| Some(start) == self.start && state != "Z" && state != "X")
+    }
+}
+
+/// The state and the start time of `pid`, from `/proc/PID/stat` (fields after the last `)`).
+fn stat(pid: i32) -> Option<(String, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
+    Some((fields.first()?.to_string(), fields.get(19)?.parse().ok()?))
+}
+
+/// The process a command recorded as `PID` or `PID START` (its start time, read while it ran).
+fn read_proc(path: &Path) -> Proc {
+    let text = fs::read_to_string(path).unwrap();
+    let mut words = text.split_whitespace();
+    let pid = words.next().unwrap().parse().unwrap();
+    match words.next() {
+        Some(start) => Proc { pid, start: Some(start.parse().unwrap()) },
+        None => Proc::new(pid),
+    }
 }
 
 /// Waits up to 30 s for `child` to exit; kills it and fails the test if it does not.
@@ -168,8 +194,10 @@ fn the_default_sandbox_refuses_writes_outside_the_workspace() {
 #[test]
 fn background_processes_that_leave_the_group_are_stopped_and_reported() {
     let ws = tempfile::tempdir().unwrap();
-    let command = "bash -c 'set -m; sleep 300 & echo $! > bg1'; \
-         python3 -c 'import os, time; os.setpgrp(); open(\"bg2.tmp\", \"w\").write(str(os.getpid())); \
+    let command = "bash -c 'set -m; sleep 300 & echo $! $(cut -d\" \" -f22 /proc/$!/stat) > bg1'; \
+         python3 -c 'import os, time; os.setpgrp(); \
+         st = open(\"/proc/self/stat\").read().split()[21]; \
+         open(\"bg2.tmp\", \"w\").write(str(os.getpid()) + \" \" + st); \
          os.rename(\"bg2.tmp\", \"bg2\"); time.sleep(300)' & \
          while [ ! -s bg2 ]; do sleep 0.05; done; echo started";
     let server = MockServer::start(vec![
@@ -180,8 +208,8 @@ fn background_processes_that_leave_the_group_are_stopped_and_reported() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(tool_results(&server), ["started\n(stopped 2 background processes it left running)"]);
     for file in ["bg1", "bg2"] {
-        let pid = read_pid(&ws.path().join(file));
-        assert!(wait_until(|| !alive(pid)), "{file}: process {pid} outlived the call");
+        let p = read_proc(&ws.path().join(file));
+        assert!(wait_until(|| !p.alive()), "{file}: process {p:?} outlived the call");
     }
 }
 
@@ -207,12 +235,13 @@ fn sigterm_and_sighup_end_the_running_command_before_the_harness_exits() {
             .spawn()
             .unwrap();
         assert!(wait_until(|| ws.path().join("leader").exists()), "the command never started");
-        let (leader, bg) = (read_pid(&ws.path().join("leader")), read_pid(&ws.path().join("bg")));
+        let (leader, bg) = (read_proc(&ws.path().join("leader")), read_proc(&ws.path().join("bg")));
+        assert!(leader.alive() && bg.alive(), "{leader:?} {bg:?} run before the signal");
         signal(&child, sig);
         let status = exits(&mut child, &format!("{sig:?}"));
         assert_eq!((status.code(), status.signal()), (Some(code), None), "{sig:?}");
-        for pid in [leader, bg] {
-            assert!(wait_until(|| !alive(pid)), "{sig:?}: process {pid} outlived the harness");
+        for p in [leader, bg] {
+            assert!(wait_until(|| !p.alive()), "{sig:?}: process {p:?} outlived the harness");
         }
     }
 }

@@ -23,18 +23,33 @@ fn with_sandbox(mode: SandboxMode, no_network: bool) -> std::io::Result<Fixture>
     Fixture::with_options(&ToolOptions { sandbox: Sandbox { mode, no_network }, ..Default::default() })
 }
 
-/// Whether `pid` is alive (exists and is not a zombie).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rfind(')').map(|i| s[i + 1..].trim_start().starts_with(['Z', 'X'])))
-        .is_some_and(|zombie| !zombie)
+/// A process as it was when first seen: its pid and its start time (field 22 of
+/// `/proc/PID/stat`), so that a recycled pid (`pid_max` is 32768 on these machines) is never
+/// taken for the same process.
+#[derive(Clone, Copy, Debug)]
+struct Proc {
+    pid: i32,
+    start: Option<u64>,
 }
 
-/// Waits up to five seconds for `pid` to die.
-fn dies(pid: i32) -> bool {
+impl Proc {
+    /// Alive: the same process still exists and is not a zombie.
+    fn alive(&self) -> bool {
+        stat(self.pid).is_some_and(|(state, start)| Some(start) == self.start && state != "Z" && state != "X")
+    }
+}
+
+/// The state and the start time of `pid`, from `/proc/PID/stat` (fields after the last `)`).
+fn stat(pid: i32) -> Option<(String, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
+    Some((fields.first()?.to_string(), fields.get(19)?.parse().ok()?))
+}
+
+/// Waits up to five seconds for `p` to die.
+fn dies(p: Proc) -> bool {
     for _ in 0..500 {
-        if !alive(pid) {
+        if !p.alive() {
             return true;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -42,8 +57,13 @@ fn dies(pid: i32) -> bool {
     false
 }
 
-fn read_pid(path: &Path) -> Result<i32, Box<dyn std::error::Error>> {
-    Ok(std::fs::read_to_string(path)?.trim().parse()?)
+/// The process a command recorded as `PID START` (its start time, read while it ran).
+fn read_proc(path: &Path) -> Result<Proc, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut words = text.split_whitespace();
+    let pid = words.next().ok_or("empty pid file")?.parse()?;
+    let start = words.next().ok_or("no start time")?.parse()?;
+    Ok(Proc { pid, start: Some(start) })
 }
 
 /// True when Landlock is there; otherwise says so loudly, for the test to check the warning.
@@ -83,16 +103,18 @@ async fn processes_that_leave_the_process_group_are_stopped_and_reported() -> Te
     let fx = Fixture::new()?;
     let out = run(
         &fx,
-        "bash -c 'set -m; sleep 300 & echo $! > bg1'; \
-         python3 -c 'import os, time; os.setpgrp(); open(\"bg2.tmp\", \"w\").write(str(os.getpid())); \
+        "bash -c 'set -m; sleep 300 & echo $! $(cut -d\" \" -f22 /proc/$!/stat) > bg1'; \
+         python3 -c 'import os, time; os.setpgrp(); \
+         st = open(\"/proc/self/stat\").read().split()[21]; \
+         open(\"bg2.tmp\", \"w\").write(str(os.getpid()) + \" \" + st); \
          os.rename(\"bg2.tmp\", \"bg2\"); time.sleep(300)' & \
          while [ ! -s bg2 ]; do sleep 0.05; done; echo started",
     )
     .await;
     assert_eq!(out, ToolOutcome::ok("started\n(stopped 2 background processes it left running)"));
     for file in ["bg1", "bg2"] {
-        let pid = read_pid(&fx.path(file))?;
-        assert!(dies(pid), "{file}: process {pid} survived the call");
+        let p = read_proc(&fx.path(file))?;
+        assert!(dies(p), "{file}: process {p:?} survived the call");
     }
     Ok(())
 }
