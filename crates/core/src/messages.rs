@@ -61,7 +61,7 @@ impl Message {
 }
 
 /// The `content` of a [`Message`]: a string, or a list of blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum MessageContent {
     /// `"content": "hello"`.
@@ -69,6 +69,19 @@ pub enum MessageContent {
     /// `"content": [{"type": "text", …}, …]`. Shared, not copied, when a message is cloned: the
     /// history is never rewritten, and every request repeats it (see `normalize_messages`).
     Blocks(Arc<[ContentBlock]>),
+}
+
+/// Blocks shared by both sides (the history, its normalised copy and the HTTP client's cache of
+/// what it sent all hold the same `Arc`) are equal without looking inside: comparing the request
+/// with the last one stays cheap however long the history (issue 16). Otherwise block by block.
+impl PartialEq for MessageContent {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (MessageContent::Text(a), MessageContent::Text(b)) => a == b,
+            (MessageContent::Blocks(a), MessageContent::Blocks(b)) => Arc::ptr_eq(a, b) || a == b,
+            _ => false,
+        }
+    }
 }
 
 impl MessageContent {
