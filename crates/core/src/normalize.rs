@@ -58,22 +58,31 @@ pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
     out
 }
 
-/// One `tool_use` of an assistant message: its id in the history, the id sent, and whether the
-/// next message answers it.
+/// One `tool_use` of an assistant message: its id in the history (`None` when it is sent
+/// unchanged, the common case, which saves a copy), the id sent, and whether the next message
+/// answers it.
 struct Call {
-    original: String,
+    original: Option<String>,
     id: String,
     answered: bool,
 }
 
+impl Call {
+    /// The id the history's `tool_result`s use for this call.
+    fn original(&self) -> &str {
+        self.original.as_deref().unwrap_or(&self.id)
+    }
+}
+
 /// Makes every `tool_use` valid and unique, and answers each in the next message (step 2).
 fn pair_tool_calls(out: &mut Vec<Message>) {
-    let mut seen: HashSet<String> = HashSet::new();
+    // Sized for a call per assistant message, so the set is not rehashed as it grows.
+    let mut seen: HashSet<String> = HashSet::with_capacity(out.len() / 2 + 1);
     let mut calls: Vec<Call> = Vec::new();
     let mut i = 0;
     while i < out.len() {
         if out[i].role == Role::Assistant {
-            calls = repair_tool_uses(&mut out[i], &mut seen, i);
+            repair_tool_uses(&mut out[i], &mut seen, i, &mut calls);
             if !calls.is_empty() && out.get(i + 1).is_none_or(|m| m.role != Role::User) {
                 out.insert(i + 1, Message::user_blocks(Vec::new()));
             }
@@ -86,10 +95,10 @@ fn pair_tool_calls(out: &mut Vec<Message>) {
 }
 
 /// Fixes the ids, names and inputs of the `tool_use` blocks of `message` (at `index` in the
-/// request) and returns its calls in order.
-fn repair_tool_uses(message: &mut Message, seen: &mut HashSet<String>, index: usize) -> Vec<Call> {
-    let MessageContent::Blocks(blocks) = &message.content else { return Vec::new() };
-    let mut calls = Vec::new();
+/// request) and puts its calls, in order, in `calls` (one vector reused for every message).
+fn repair_tool_uses(message: &mut Message, seen: &mut HashSet<String>, index: usize, calls: &mut Vec<Call>) {
+    calls.clear();
+    let MessageContent::Blocks(blocks) = &message.content else { return };
     let mut rebuilt: Option<Vec<ContentBlock>> = None;
     for (j, block) in blocks.iter().enumerate() {
         let ContentBlock::ToolUse(call) = block else { continue };
@@ -103,18 +112,25 @@ fn repair_tool_uses(message: &mut Message, seen: &mut HashSet<String>, index: us
             };
             rebuilt.get_or_insert_with(|| blocks.to_vec())[j] = ContentBlock::ToolUse(fixed);
         }
-        calls.push(Call { original: call.id.clone(), id, answered: false });
+        let original = (id != call.id).then(|| call.id.clone());
+        calls.push(Call { original, id, answered: false });
     }
     if let Some(blocks) = rebuilt {
         message.content = MessageContent::Blocks(blocks.into());
     }
-    calls
 }
 
 /// A valid id for `raw`, unique among `seen` (which then holds it): characters outside
 /// `[a-zA-Z0-9_-]` become `_`, an empty id is named after its place, a repeat gets a suffix.
 fn unique_id(raw: &str, seen: &mut HashSet<String>, index: usize, block: usize) -> String {
     let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    // The common case: a valid id not seen before is sent as it is.
+    if !raw.is_empty() && raw.chars().all(valid) {
+        let id = raw.to_owned();
+        if seen.insert(id.clone()) {
+            return id;
+        }
+    }
     let base: String = if raw.is_empty() {
         format!("toolu_m{index}_b{block}")
     } else {
@@ -138,13 +154,19 @@ fn answer(message: &mut Message, calls: &mut [Call]) {
         MessageContent::Blocks(blocks) => blocks,
         MessageContent::Text(_) => &[],
     };
+    if answers_exactly(blocks, calls) {
+        return;
+    }
+    for call in calls.iter_mut() {
+        call.answered = false;
+    }
     let mut claims: Vec<Option<usize>> = Vec::with_capacity(blocks.len());
     let mut unchanged = true;
     let mut after_other = false;
     for block in blocks {
         let claim = match block {
             ContentBlock::ToolResult(r) => {
-                let claim = calls.iter().position(|c| !c.answered && c.original == r.tool_use_id);
+                let claim = calls.iter().position(|c| !c.answered && c.original() == r.tool_use_id);
                 match claim {
                     Some(k) => {
                         calls[k].answered = true;
@@ -187,6 +209,26 @@ fn answer(message: &mut Message, calls: &mut [Call]) {
     }
     results.extend(rest);
     message.content = MessageContent::Blocks(results.into());
+}
+
+/// Whether `blocks` need no repair for `calls`: the `tool_result`s lead, each claims a call whose
+/// id is sent unchanged, and every call is claimed. The common case, checked without allocating;
+/// it marks the calls it claims, so [`answer`] clears the marks before repairing.
+fn answers_exactly(blocks: &[ContentBlock], calls: &mut [Call]) -> bool {
+    let mut after_other = false;
+    for block in blocks {
+        match block {
+            ContentBlock::ToolResult(r) if !after_other => {
+                match calls.iter().position(|c| !c.answered && c.original() == r.tool_use_id) {
+                    Some(k) if calls[k].original.is_none() => calls[k].answered = true,
+                    _ => return false,
+                }
+            }
+            ContentBlock::ToolResult(_) => return false,
+            _ => after_other = true,
+        }
+    }
+    calls.iter().all(|c| c.answered)
 }
 
 /// A `tool_result` that answers no call of the message before it, as a `text` block.
