@@ -216,7 +216,10 @@ pub struct Harness {
 
 /// Runs a chapter: `--demo`, `-p`, or the REPL, per `args`. `build` composes the chapter.
 pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // One thread: the loop is sequential, and a multi-thread runtime only added hand-offs between
+    // threads (issue 16: 27 futex calls a round) and their memory. Blocking work still goes to
+    // tokio's blocking pool; the stdin reader has its own thread.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             Ui::detect().error(&format!("cannot start the async runtime: {e}"));
