@@ -40,6 +40,8 @@ const HEAD_BYTES: usize = 4 * MAX_OUTPUT_CHARS + 4;
 /// How much of the start of a file is inspected to decide that it is binary.
 const SNIFF_BYTES: usize = 8 * 1024;
 const CHUNK: usize = 64 * 1024;
+/// Files up to this size are read without the blocking pool.
+const INLINE_BYTES: u64 = 64 * 1024;
 /// How many bytes after the shown lines are scanned to count the lines left.
 pub const COUNT_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -76,25 +78,37 @@ impl TypedTool for ReadFile {
     }
 
     async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
-        run_blocking("read_file", move || {
-            let path = self.0.locate(&args.path)?;
-            read(&path, args.limit.filter(|&l| l > 0))
-        })
-        .await
+        let limit = args.limit.filter(|&l| l > 0);
+        // Opening never blocks (see `open_regular`). A small file is then read here and now:
+        // handing it to the blocking pool costs two thread wake-ups, more than the read itself
+        // (issue 16). A larger one is read on the blocking pool.
+        let path = self.0.locate(&args.path)?;
+        let (file, meta) = open_regular(&path)?;
+        if meta.len() <= INLINE_BYTES {
+            return read(file, &meta, path.given(), limit);
+        }
+        let given = path.given().to_owned();
+        run_blocking("read_file", move || read(file, &meta, &given, limit)).await
     }
 }
 
-/// Reads `path` as described in the module docs; blocking.
-fn read(path: &WsPath, limit: Option<u64>) -> Result<String, ToolError> {
-    let given = path.given();
+/// Reads the open regular file `file` (`given` is its path as the model gave it) as described
+/// in the module docs; blocking.
+fn read(
+    mut file: cap_std::fs::File,
+    meta: &cap_std::fs::Metadata,
+    given: &str,
+    limit: Option<u64>,
+) -> Result<String, ToolError> {
     let io_err = |e: io::Error| match e.kind() {
         io::ErrorKind::NotFound => ToolError::Failed(format!("File not found: {given}")),
         _ => ToolError::Failed(format!("Cannot read {given}: {e}")),
     };
-    let (mut file, meta) = open_regular(path)?;
-
     let mut scan = Scan::new(limit);
-    let mut buf = vec![0u8; CHUNK];
+    // No larger than the file needs (zeroing 64 KiB for a 1 KB file cost more than reading it),
+    // and never smaller than the sniffed head, so a short first read still means the whole file.
+    let size = usize::try_from(meta.len()).unwrap_or(CHUNK).saturating_add(1).clamp(SNIFF_BYTES, CHUNK);
+    let mut buf = vec![0u8; size];
     let mut first = true;
     let mut read_total: u64 = 0;
     let mut counted_after: u64 = 0;
