@@ -30,6 +30,7 @@
 //! A history with nothing to repair costs one pass and no copy of its blocks: messages share
 //! their blocks with the history (`Arc`), and only a message that changes is rebuilt.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -58,31 +59,48 @@ pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
     out
 }
 
-/// One `tool_use` of an assistant message: its id in the history (`None` when it is sent
-/// unchanged, the common case, which saves a copy), the id sent, and whether the next message
+/// One `tool_use` of an assistant message: its id in the history, the id sent instead when it
+/// had to change (`None` in the common case, which saves a copy), and whether the next message
 /// answers it.
-struct Call {
-    original: Option<String>,
-    id: String,
+struct Call<'a> {
+    original: &'a str,
+    renamed: Option<String>,
     answered: bool,
 }
 
-impl Call {
-    /// The id the history's `tool_result`s use for this call.
-    fn original(&self) -> &str {
-        self.original.as_deref().unwrap_or(&self.id)
+impl Call<'_> {
+    /// The id sent for this call.
+    fn id(&self) -> &str {
+        self.renamed.as_deref().unwrap_or(self.original)
     }
 }
 
 /// Makes every `tool_use` valid and unique, and answers each in the next message (step 2).
 fn pair_tool_calls(out: &mut Vec<Message>) {
+    // The assistant messages' blocks as they are before any repair, in order: the ids in `seen`
+    // and `calls` borrow from them, so an id that needs no repair is never copied. (Only an
+    // assistant message's own repair changes its blocks, and inserted messages are user ones.)
+    let before: Vec<Arc<[ContentBlock]>> = out
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| match &m.content {
+            MessageContent::Blocks(blocks) => Some(Arc::clone(blocks)),
+            MessageContent::Text(_) => None,
+        })
+        .collect();
+    let mut before = before.iter();
     // Sized for a call per assistant message, so the set is not rehashed as it grows.
-    let mut seen: HashSet<String> = HashSet::with_capacity(out.len() / 2 + 1);
+    let mut seen: HashSet<Cow<str>> = HashSet::with_capacity(out.len() / 2 + 1);
     let mut calls: Vec<Call> = Vec::new();
     let mut i = 0;
     while i < out.len() {
         if out[i].role == Role::Assistant {
-            repair_tool_uses(&mut out[i], &mut seen, i, &mut calls);
+            calls.clear();
+            if matches!(out[i].content, MessageContent::Blocks(_))
+                && let Some(blocks) = before.next()
+            {
+                repair_tool_uses(&mut out[i], blocks, &mut seen, i, &mut calls);
+            }
             if !calls.is_empty() && out.get(i + 1).is_none_or(|m| m.role != Role::User) {
                 out.insert(i + 1, Message::user_blocks(Vec::new()));
             }
@@ -95,41 +113,47 @@ fn pair_tool_calls(out: &mut Vec<Message>) {
 }
 
 /// Fixes the ids, names and inputs of the `tool_use` blocks of `message` (at `index` in the
-/// request) and puts its calls, in order, in `calls` (one vector reused for every message).
-fn repair_tool_uses(message: &mut Message, seen: &mut HashSet<String>, index: usize, calls: &mut Vec<Call>) {
-    calls.clear();
-    let MessageContent::Blocks(blocks) = &message.content else { return };
+/// request; `blocks` are its blocks before any repair) and puts its calls, in order, in `calls`.
+fn repair_tool_uses<'a>(
+    message: &mut Message,
+    blocks: &'a [ContentBlock],
+    seen: &mut HashSet<Cow<'a, str>>,
+    index: usize,
+    calls: &mut Vec<Call<'a>>,
+) {
     let mut rebuilt: Option<Vec<ContentBlock>> = None;
     for (j, block) in blocks.iter().enumerate() {
         let ContentBlock::ToolUse(call) = block else { continue };
-        let id = unique_id(&call.id, seen, index, j);
-        if id != call.id || call.name.is_empty() || !call.input.is_object() {
+        let renamed = unique_id(&call.id, seen, index, j);
+        if renamed.is_some() || call.name.is_empty() || !call.input.is_object() {
             let fixed = ToolUseBlock {
-                id: id.clone(),
+                id: renamed.clone().unwrap_or_else(|| call.id.clone()),
                 name: if call.name.is_empty() { UNNAMED.to_owned() } else { call.name.clone() },
                 input: if call.input.is_object() { call.input.clone() } else { Value::Object(Map::new()) },
                 extra: call.extra.clone(),
             };
             rebuilt.get_or_insert_with(|| blocks.to_vec())[j] = ContentBlock::ToolUse(fixed);
         }
-        let original = (id != call.id).then(|| call.id.clone());
-        calls.push(Call { original, id, answered: false });
+        calls.push(Call { original: &call.id, renamed, answered: false });
     }
     if let Some(blocks) = rebuilt {
         message.content = MessageContent::Blocks(blocks.into());
     }
 }
 
-/// A valid id for `raw`, unique among `seen` (which then holds it): characters outside
-/// `[a-zA-Z0-9_-]` become `_`, an empty id is named after its place, a repeat gets a suffix.
-fn unique_id(raw: &str, seen: &mut HashSet<String>, index: usize, block: usize) -> String {
+/// The id to send instead of `raw`, or `None` to send `raw` itself; either way unique among
+/// `seen`, which then holds it. Characters outside `[a-zA-Z0-9_-]` become `_`, an empty id is
+/// named after its place, a repeat gets a suffix.
+fn unique_id<'a>(
+    raw: &'a str,
+    seen: &mut HashSet<Cow<'a, str>>,
+    index: usize,
+    block: usize,
+) -> Option<String> {
     let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    // The common case: a valid id not seen before is sent as it is.
-    if !raw.is_empty() && raw.chars().all(valid) {
-        let id = raw.to_owned();
-        if seen.insert(id.clone()) {
-            return id;
-        }
+    // The common case: a valid id not seen before is sent as it is, and kept without a copy.
+    if !raw.is_empty() && raw.chars().all(valid) && seen.insert(Cow::Borrowed(raw)) {
+        return None;
     }
     let base: String = if raw.is_empty() {
         format!("toolu_m{index}_b{block}")
@@ -138,12 +162,12 @@ fn unique_id(raw: &str, seen: &mut HashSet<String>, index: usize, block: usize) 
     };
     let mut id = base.clone();
     let mut n = 2;
-    while seen.contains(&id) {
+    while seen.contains(id.as_str()) {
         id = format!("{base}_{n}");
         n += 1;
     }
-    seen.insert(id.clone());
-    id
+    seen.insert(Cow::Owned(id.clone()));
+    Some(id)
 }
 
 /// Makes user `message` answer exactly `calls`: each `tool_result` claims the first unanswered
@@ -166,11 +190,11 @@ fn answer(message: &mut Message, calls: &mut [Call]) {
     for block in blocks {
         let claim = match block {
             ContentBlock::ToolResult(r) => {
-                let claim = calls.iter().position(|c| !c.answered && c.original() == r.tool_use_id);
+                let claim = calls.iter().position(|c| !c.answered && c.original == r.tool_use_id);
                 match claim {
                     Some(k) => {
                         calls[k].answered = true;
-                        unchanged &= calls[k].id == r.tool_use_id && !after_other;
+                        unchanged &= calls[k].id() == r.tool_use_id && !after_other;
                     }
                     None => unchanged = false,
                 }
@@ -189,14 +213,14 @@ fn answer(message: &mut Message, calls: &mut [Call]) {
     let mut results: Vec<ContentBlock> = calls
         .iter()
         .filter(|c| !c.answered)
-        .map(|c| ContentBlock::tool_result(c.id.clone(), CANCELLED, false))
+        .map(|c| ContentBlock::tool_result(c.id(), CANCELLED, false))
         .collect();
     let mut rest = Vec::new();
     for (block, claim) in blocks.iter().zip(claims) {
         match (block, claim) {
             (ContentBlock::ToolResult(r), Some(k)) => {
                 results.push(ContentBlock::ToolResult(ToolResultBlock {
-                    tool_use_id: calls[k].id.clone(),
+                    tool_use_id: calls[k].id().to_owned(),
                     ..r.clone()
                 }))
             }
@@ -219,8 +243,8 @@ fn answers_exactly(blocks: &[ContentBlock], calls: &mut [Call]) -> bool {
     for block in blocks {
         match block {
             ContentBlock::ToolResult(r) if !after_other => {
-                match calls.iter().position(|c| !c.answered && c.original() == r.tool_use_id) {
-                    Some(k) if calls[k].original.is_none() => calls[k].answered = true,
+                match calls.iter().position(|c| !c.answered && c.original == r.tool_use_id) {
+                    Some(k) if calls[k].renamed.is_none() => calls[k].answered = true,
                     _ => return false,
                 }
             }
