@@ -134,6 +134,35 @@ fn missing_model_id_is_one_line_and_exit_2() {
 }
 
 #[test]
+fn dotenv_in_a_parent_folder_is_found() {
+    let root = tempfile::tempdir().unwrap();
+    let sub = root.path().join("chapters/s02");
+    fs::create_dir_all(&sub).unwrap();
+    let server = MockServer::start(vec![reply::text("Found the parent's .env.")]);
+    fs::write(
+        root.path().join(".env"),
+        format!("ANTHROPIC_BASE_URL={}\nMODEL_ID=mock-model\n", server.base_url()),
+    )
+    .unwrap();
+    let out = chapter("s02", &sub, None).args(["-p", "hi"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).contains("Found the parent's .env."), "{}", stdout(&out));
+    assert_eq!(server.requests()[0].body["model"], "mock-model");
+}
+
+#[test]
+fn a_missing_model_id_names_the_dotenv_that_was_read() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join(".env"), "ANTHROPIC_API_KEY=k\n").unwrap();
+    let out = chapter("s02", ws.path(), None).args(["-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let dotenv = ws.path().canonicalize().unwrap().join(".env");
+    assert!(err.contains("MODEL_ID is not set: "), "{err}");
+    assert!(err.contains(&format!("{} was read and does not set it", dotenv.display())), "{err}");
+}
+
+#[test]
 fn a_broken_dotenv_is_reported_with_exit_2() {
     let ws = tempfile::tempdir().unwrap();
     fs::write(ws.path().join(".env"), "MODEL_ID='unterminated\n").unwrap();

@@ -33,7 +33,7 @@ use crate::workspace::Workspace;
 
 /// Text for `--help` after the flags: the environment variables (course §0).
 pub const ENV_HELP: &str = "\
-Environment (a .env file in the current directory overrides these):
+Environment (a .env file in the current folder, or else in the nearest folder above, overrides these):
   MODEL_ID              model id to use, e.g. claude-sonnet-4-5 (required unless --model)
   ANTHROPIC_API_KEY     key sent as x-api-key (required for the official endpoint)
   ANTHROPIC_AUTH_TOKEN  used as the key when ANTHROPIC_API_KEY is unset and no base URL is set

@@ -15,10 +15,15 @@
 //!
 //! Every variable the harness reads is read in this module.
 //!
-//! Values in `./.env` override the process environment, as the course's `load_dotenv(override=True)`.
+//! Values in `.env` override the process environment, as the course's `load_dotenv(override=True)`.
+//! The `.env` read is the current folder's, or else the nearest parent folder's, as python-dotenv's
+//! `find_dotenv()` searches; a learner who starts a chapter from a subfolder still finds it. An
+//! error about a missing variable says which `.env` was read, or where none was found.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::fmt;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 
 /// The official endpoint, used when `ANTHROPIC_BASE_URL` is unset.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -60,15 +65,17 @@ impl std::fmt::Debug for Config {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// A required variable is unset or empty.
-    #[error("{name} is not set: {hint}")]
+    #[error("{name} is not set: {hint}; {dotenv}")]
     Missing {
         /// The variable's name.
         name: &'static str,
         /// What to do about it.
         hint: &'static str,
+        /// Which `.env` was read, or where none was found.
+        dotenv: DotEnvFile,
     },
-    /// `.env` exists but cannot be parsed; the text names the line.
-    #[error(".env: {0}; fix that line or remove the file")]
+    /// A `.env` exists but cannot be parsed; the text names the file and the line.
+    #[error("{0}; fix that line or remove the file")]
     DotEnv(String),
     /// A variable that must be a whole number is not one.
     #[error("{name} must be a whole number, such as {example}")]
@@ -113,25 +120,78 @@ pub fn tmpdir() -> Option<std::path::PathBuf> {
     std::env::var_os("TMPDIR").map(std::path::PathBuf::from)
 }
 
-/// The environment as the course sees it: process variables, then `dir/.env` on top.
+/// Which `.env` file [`environment`] read. `Display` is the clause a missing-variable error ends
+/// with: `/p/.env was read and does not set it` or `no .env in /p/sub or any folder above it`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DotEnvFile {
+    /// This file was read.
+    Read(PathBuf),
+    /// No `.env` in this folder or any folder above it.
+    NotFound(PathBuf),
+}
+
+impl fmt::Display for DotEnvFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DotEnvFile::Read(path) => write!(f, "{} was read and does not set it", path.display()),
+            DotEnvFile::NotFound(dir) => write!(f, "no .env in {} or any folder above it", dir.display()),
+        }
+    }
+}
+
+/// The variables as the course sees them (process variables, then `.env` on top) and which
+/// `.env` was read. It dereferences to the variables' map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Environment {
+    vars: HashMap<String, String>,
+    dotenv: DotEnvFile,
+}
+
+impl Environment {
+    /// An environment of exactly `vars`, with `dotenv` as where `.env` came from (for tests and
+    /// embedders that read configuration elsewhere).
+    pub fn new(vars: HashMap<String, String>, dotenv: DotEnvFile) -> Self {
+        Self { vars, dotenv }
+    }
+
+    /// Which `.env` was read, or where none was found.
+    pub fn dotenv(&self) -> &DotEnvFile {
+        &self.dotenv
+    }
+}
+
+impl Deref for Environment {
+    type Target = HashMap<String, String>;
+    fn deref(&self) -> &Self::Target {
+        &self.vars
+    }
+}
+
+/// The `.env` a chapter started in `dir` reads: `dir/.env`, or else the nearest parent folder's.
+pub fn find_dotenv(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().map(|d| d.join(".env")).find(|p| p.is_file())
+}
+
+/// The environment as the course sees it: process variables, then the `.env` that
+/// [`find_dotenv`] finds from `dir` on top.
 ///
 /// # Errors
-/// [`ConfigError::DotEnv`] when `dir/.env` exists but is malformed or unreadable. A missing `.env`
-/// is fine.
-pub fn environment(dir: &Path) -> Result<HashMap<String, String>, ConfigError> {
+/// [`ConfigError::DotEnv`] when that `.env` is malformed or unreadable; the message names the
+/// file and the line. No `.env` at all is fine.
+pub fn environment(dir: &Path) -> Result<Environment, ConfigError> {
     let mut vars: HashMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
-    let path = dir.join(".env");
-    if path.exists() {
-        let iter =
-            dotenvy::from_path_iter(&path).map_err(|e| ConfigError::DotEnv(one_line(&e.to_string())))?;
-        for item in iter {
-            let (k, v) = item.map_err(|e| dotenv_error(&path, &e))?;
-            vars.insert(k, v);
-        }
+    let Some(path) = find_dotenv(dir) else {
+        return Ok(Environment::new(vars, DotEnvFile::NotFound(dir.to_owned())));
+    };
+    let iter = dotenvy::from_path_iter(&path)
+        .map_err(|e| ConfigError::DotEnv(format!("{}: {}", path.display(), one_line(&e.to_string()))))?;
+    for item in iter {
+        let (k, v) = item.map_err(|e| dotenv_error(&path, &e))?;
+        vars.insert(k, v);
     }
-    Ok(vars)
+    Ok(Environment::new(vars, DotEnvFile::Read(path)))
 }
 
 /// A dotenvy error as one line that names the 1-based line number where it can.
@@ -143,9 +203,13 @@ fn dotenv_error(path: &Path, e: &dotenvy::Error) -> ConfigError {
             .and_then(|text| text.lines().position(|l| !first.is_empty() && l.contains(first)))
             .map(|i| format!("line {}: ", i + 1))
             .unwrap_or_default();
-        return ConfigError::DotEnv(format!("{number}cannot parse {:?}", one_line(first)));
+        return ConfigError::DotEnv(format!(
+            "{}: {number}cannot parse {:?}",
+            path.display(),
+            one_line(first)
+        ));
     }
-    ConfigError::DotEnv(one_line(&e.to_string()))
+    ConfigError::DotEnv(format!("{}: {}", path.display(), one_line(&e.to_string())))
 }
 
 fn one_line(text: &str) -> String {
@@ -153,13 +217,14 @@ fn one_line(text: &str) -> String {
 }
 
 /// Resolves [`Config`] from `vars` (see [`environment`]) and the flags `--model` / `--base-url`.
+/// A missing-variable error names the `.env` that was read, or where none was found.
 ///
 /// # Errors
 /// [`ConfigError::Missing`] naming `MODEL_ID`, or `ANTHROPIC_API_KEY` when the official endpoint is
 /// used without a key; [`ConfigError::Invalid`] for an unknown `AUTH_TYPE` or a base URL that is
 /// not http(s).
 pub fn resolve(
-    vars: &HashMap<String, String>,
+    vars: &Environment,
     model_flag: Option<&str>,
     base_url_flag: Option<&str>,
 ) -> Result<Config, ConfigError> {
@@ -167,6 +232,7 @@ pub fn resolve(
     let model = model_flag.map(str::to_owned).or_else(|| get("MODEL_ID")).ok_or(ConfigError::Missing {
         name: "MODEL_ID",
         hint: "set it in .env or the environment (e.g. MODEL_ID=claude-sonnet-4-5), or pass --model",
+        dotenv: vars.dotenv().clone(),
     })?;
     let base_name = if base_url_flag.is_some() { "--base-url" } else { "ANTHROPIC_BASE_URL" };
     let custom_base = base_url_flag.map(str::to_owned).or_else(|| get("ANTHROPIC_BASE_URL"));
@@ -196,6 +262,7 @@ pub fn resolve(
             name: "ANTHROPIC_API_KEY",
             hint: "set it in .env or the environment, or set ANTHROPIC_BASE_URL for a compatible endpoint \
                    (or run with --demo, which needs no key)",
+            dotenv: vars.dotenv().clone(),
         });
     }
     let auth = match get("AUTH_TYPE").map(|s| s.to_ascii_lowercase()).as_deref() {
@@ -218,8 +285,9 @@ pub fn resolve(
 mod tests {
     use super::*;
 
-    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    fn vars(pairs: &[(&str, &str)]) -> Environment {
+        let map = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Environment::new(map, DotEnvFile::NotFound(PathBuf::from("/work/proj")))
     }
 
     #[test]
@@ -231,9 +299,30 @@ mod tests {
     }
 
     #[test]
-    fn missing_model_id_names_the_variable() {
+    fn missing_model_id_names_the_variable_and_where_dotenv_was_looked_for() {
         let err = resolve(&vars(&[("ANTHROPIC_API_KEY", "k")]), None, None).unwrap_err();
         assert!(err.to_string().starts_with("MODEL_ID is not set"), "{err}");
+        assert!(err.to_string().ends_with("; no .env in /work/proj or any folder above it"), "{err}");
+    }
+
+    #[test]
+    fn dotenv_is_found_in_the_nearest_folder_above() {
+        let root = tempfile::tempdir().unwrap();
+        let sub = root.path().join("chapters/s03");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(root.path().join(".env"), "LCC_TEST_FROM_PARENT=yes\n").unwrap();
+        let env = environment(&sub).unwrap();
+        assert_eq!(env["LCC_TEST_FROM_PARENT"], "yes");
+        assert_eq!(env.dotenv(), &DotEnvFile::Read(root.path().join(".env")));
+        std::fs::write(sub.join(".env"), "LCC_TEST_FROM_PARENT=nearest\n").unwrap();
+        assert_eq!(environment(&sub).unwrap()["LCC_TEST_FROM_PARENT"], "nearest", "the nearest one wins");
+        let err = resolve(&environment(&sub).unwrap(), None, None).unwrap_err().to_string();
+        if std::env::var_os("MODEL_ID").is_none() {
+            assert!(
+                err.ends_with(&format!("; {} was read and does not set it", sub.join(".env").display())),
+                "{err}"
+            );
+        }
     }
 
     #[test]
@@ -295,7 +384,10 @@ mod tests {
         let err = environment(dir.path()).unwrap_err().to_string();
         assert_eq!(
             err,
-            ".env: line 2: cannot parse \"MODEL_ID='unterminated\"; fix that line or remove the file"
+            format!(
+                "{}: line 2: cannot parse \"MODEL_ID='unterminated\"; fix that line or remove the file",
+                dir.path().join(".env").display()
+            )
         );
     }
 }

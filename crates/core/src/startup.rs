@@ -6,7 +6,6 @@
 //! process exits with code 2 ([`crate::agent::EXIT_CONFIG`]). Nothing has been sent anywhere by
 //! then.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -86,7 +85,7 @@ pub struct ModelSettings<'a> {
 /// the `--record` file.
 pub fn open_model(
     settings: &ModelSettings<'_>,
-    vars: &HashMap<String, String>,
+    vars: &config::Environment,
     ui: Ui,
 ) -> Result<(Arc<dyn Model>, String), StartupError> {
     if let Some(path) = settings.replay {
