@@ -162,13 +162,24 @@ pub fn end_commands_on_terminate_signals() {
 fn end_session(sid: i32) -> usize {
     let mut killed: BTreeSet<i32> = BTreeSet::new();
     let start = Instant::now();
+    let mut first = true;
     loop {
         let live = session_members(sid);
-        if live.is_empty() || start.elapsed() > END_WITHIN {
+        // The leader's own process group first, at once (the session id is its group id); the
+        // scan then finds those that moved to other groups.
+        if first {
+            if let Some(group) = Pid::from_raw(sid) {
+                let _ = rustix::process::kill_process_group(group, Signal::KILL);
+            }
+        }
+        if live.is_empty() || (!first && start.elapsed() > END_WITHIN) {
             return killed.len();
         }
+        let first_round = first;
+        first = false;
         for pid in live {
-            if kill_if_member(pid, sid) {
+            // Counted even when the group kill above got it first.
+            if kill_if_member(pid, sid) || first_round {
                 killed.insert(pid);
             }
         }
