@@ -25,6 +25,7 @@
 //! | [`ui`] | what the terminal shows | course §0 |
 //! | [`repl`] | reading prompts, Ctrl-C, one cancellable turn | course §0 |
 //! | [`startup`] | building the model; the one start-up error (exit code 2) | ours (issue 12) |
+//! | `test_util` | a scripted model that records its requests, response builders (feature `test-util`) | ours |
 //! | [`cli`] | flags, start-up, `-p`, `--demo` | course §0 |
 //! | [`chapter`] | the generic chapter entry point: a chapter's `main` in one call | ours |
 
@@ -50,6 +51,8 @@ pub mod sandbox;
 pub mod sanitize;
 pub mod sse;
 pub mod startup;
+#[cfg(feature = "test-util")]
+pub mod test_util;
 pub mod tools;
 pub mod ui;
 pub mod workspace;

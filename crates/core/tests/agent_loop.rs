@@ -4,55 +4,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_core::agent::{Agent, TurnEnd};
-use agent_core::client::{ApiError, OnText};
 use agent_core::dispatch::{DispatchMap, FnTool, ToolCall};
 use agent_core::extension::{CallRecord, Decision, Extension};
-use agent_core::messages::{
-    ContentBlock, Message, MessagesRequest, MessagesResponse, StopReason, ToolSpec, Usage,
-};
-use agent_core::model::{Model, ModelFuture};
+use agent_core::messages::{ContentBlock, Message, MessagesResponse, StopReason, ToolSpec};
+use agent_core::test_util::{ScriptedModel, response, text, tool_uses};
 use agent_core::ui::Ui;
 use serde_json::{Value, json};
 
-/// Answers with `responses` in order and keeps every request it was sent.
-struct Scripted {
-    responses: Mutex<Vec<MessagesResponse>>,
-    requests: Arc<Mutex<Vec<MessagesRequest>>>,
-}
-
-impl Model for Scripted {
-    fn create<'a>(&'a self, request: &'a MessagesRequest, _on_text: OnText<'a>) -> ModelFuture<'a> {
-        self.requests.lock().unwrap().push(request.clone());
-        let mut responses = self.responses.lock().unwrap();
-        let next = if responses.is_empty() {
-            Err(ApiError::Replay("script exhausted".into()))
-        } else {
-            Ok(responses.remove(0))
-        };
-        Box::pin(async move { next })
-    }
-}
-
-fn response(content: Vec<ContentBlock>, stop: StopReason) -> MessagesResponse {
-    MessagesResponse {
-        id: "msg".into(),
-        kind: "message".into(),
-        role: agent_core::messages::Role::Assistant,
-        content,
-        model: "m".into(),
-        stop_reason: Some(stop),
-        stop_sequence: None,
-        stop_details: None,
-        usage: Usage::default(),
-    }
-}
-
-fn text(t: &str) -> MessagesResponse {
-    response(vec![ContentBlock::text(t)], StopReason::EndTurn)
-}
-
+/// A response calling the `count` tool once.
 fn call(id: &str, name: &str) -> MessagesResponse {
-    response(vec![ContentBlock::tool_use(id, name, json!({}))], StopReason::ToolUse)
+    tool_uses(&[(id, name, json!({}))])
 }
 
 /// A `count` tool that counts how often it ran.
@@ -72,12 +33,11 @@ fn counting_tool(
     )
 }
 
-fn agent(script: Vec<MessagesResponse>, runs: Arc<AtomicUsize>) -> (Agent, Arc<Mutex<Vec<MessagesRequest>>>) {
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let model = Scripted { responses: Mutex::new(script), requests: Arc::clone(&requests) };
-    let mut agent = Agent::new(Arc::new(model), "m", "system", DispatchMap::new().with(counting_tool(runs)));
+fn agent(script: Vec<MessagesResponse>, runs: Arc<AtomicUsize>) -> (Agent, Arc<ScriptedModel>) {
+    let model = Arc::new(ScriptedModel::new(script));
+    let mut agent = Agent::new(model.clone(), "m", "system", DispatchMap::new().with(counting_tool(runs)));
     agent.ui = Ui::captured().0;
-    (agent, requests)
+    (agent, model)
 }
 
 /// An extension whose every hook is scripted.
@@ -110,12 +70,12 @@ impl Extension for Probe {
 async fn a_stop_hook_that_always_answers_is_cut_off_after_three_continuations() {
     let runs = Arc::new(AtomicUsize::new(0));
     let script = (0..10).map(|i| text(&format!("answer {i}"))).collect();
-    let (mut agent, requests) = agent(script, runs);
+    let (mut agent, model) = agent(script, runs);
     agent.extensions.push(Box::new(Probe { always_continue: true, ..Probe::default() }));
     let mut history = Vec::new();
     let end = agent.run_turn(&mut history, "go").await.unwrap();
     assert!(matches!(end, TurnEnd::Answered(r) if r.text() == "answer 3"));
-    assert_eq!(requests.lock().unwrap().len(), 4, "one answer plus three forced continuations");
+    assert_eq!(model.requests().len(), 4, "one answer plus three forced continuations");
     let continued = history.iter().filter(|m| *m == &Message::user_text("keep going")).count();
     assert_eq!(continued, 3);
 }
@@ -123,7 +83,7 @@ async fn a_stop_hook_that_always_answers_is_cut_off_after_three_continuations() 
 #[tokio::test]
 async fn a_blocking_pre_tool_use_keeps_the_tool_from_running() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let (mut agent, requests) = agent(vec![call("t1", "count"), text("ok")], Arc::clone(&runs));
+    let (mut agent, model) = agent(vec![call("t1", "count"), text("ok")], Arc::clone(&runs));
     let rounds = Arc::new(Mutex::new(Vec::new()));
     agent.extensions.push(Box::new(Probe {
         block_tools: true,
@@ -132,7 +92,7 @@ async fn a_blocking_pre_tool_use_keeps_the_tool_from_running() {
     }));
     agent.run_turn(&mut Vec::new(), "go").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
-    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    let second = serde_json::to_value(&model.requests()[1].messages).unwrap();
     assert_eq!(
         second[2]["content"],
         json!([{"type": "tool_result", "tool_use_id": "t1", "content": "blocked by probe", "is_error": true}])
@@ -153,10 +113,10 @@ async fn text_from_after_round_goes_after_every_tool_result() {
         ],
         StopReason::ToolUse,
     );
-    let (mut agent, requests) = agent(vec![two, text("ok")], runs);
+    let (mut agent, model) = agent(vec![two, text("ok")], runs);
     agent.extensions.push(Box::new(Probe { note: Some("<reminder>x</reminder>"), ..Probe::default() }));
     agent.run_turn(&mut Vec::new(), "go").await.unwrap();
-    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    let second = serde_json::to_value(&model.requests()[1].messages).unwrap();
     let kinds: Vec<&str> =
         second[2]["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["tool_result", "tool_result", "text"]);
@@ -165,12 +125,12 @@ async fn text_from_after_round_goes_after_every_tool_result() {
 #[tokio::test]
 async fn a_blocked_prompt_sends_nothing() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let (mut agent, requests) = agent(vec![text("never")], runs);
+    let (mut agent, model) = agent(vec![text("never")], runs);
     agent.extensions.push(Box::new(Probe { block_prompt: true, ..Probe::default() }));
     let mut history = Vec::new();
     let end = agent.run_turn(&mut history, "go").await.unwrap();
     assert_eq!(end, TurnEnd::PromptBlocked("prompt refused".into()));
-    assert!(requests.lock().unwrap().is_empty());
+    assert!(model.requests().is_empty());
     assert!(history.is_empty());
 }
 
@@ -178,12 +138,12 @@ async fn a_blocked_prompt_sends_nothing() {
 async fn max_tokens_never_runs_a_cut_off_call_and_the_next_request_is_repaired() {
     let runs = Arc::new(AtomicUsize::new(0));
     let cut = response(vec![ContentBlock::tool_use("t1", "count", json!({}))], StopReason::MaxTokens);
-    let (mut agent, requests) = agent(vec![cut, text("fine")], Arc::clone(&runs));
+    let (mut agent, model) = agent(vec![cut, text("fine")], Arc::clone(&runs));
     let mut history = Vec::new();
     agent.run_turn(&mut history, "go").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     agent.run_turn(&mut history, "again").await.unwrap();
-    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    let second = serde_json::to_value(&model.requests()[1].messages).unwrap();
     assert_eq!(
         second[2]["content"],
         json!([
@@ -197,22 +157,22 @@ async fn max_tokens_never_runs_a_cut_off_call_and_the_next_request_is_repaired()
 async fn pause_turn_sends_the_content_back_to_continue() {
     let runs = Arc::new(AtomicUsize::new(0));
     let paused = response(vec![ContentBlock::text("part one")], StopReason::PauseTurn);
-    let (mut agent, requests) = agent(vec![paused, text("part two")], runs);
+    let (mut agent, model) = agent(vec![paused, text("part two")], runs);
     let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
     assert!(matches!(end, TurnEnd::Answered(r) if r.text() == "part two"));
-    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    let second = serde_json::to_value(&model.requests()[1].messages).unwrap();
     assert_eq!(second[1], json!({"role": "assistant", "content": [{"type": "text", "text": "part one"}]}));
 }
 
 #[tokio::test]
 async fn an_api_error_keeps_the_prompt_and_the_next_turn_merges_it() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let (mut agent, requests) = agent(vec![], runs);
+    let (mut agent, model) = agent(vec![], runs);
     let mut history = Vec::new();
     assert!(agent.run_turn(&mut history, "first").await.is_err());
     assert_eq!(history, vec![Message::user_text("first")], "nothing typed is lost");
     let _ = agent.run_turn(&mut history, "second").await;
-    let second = serde_json::to_value(&requests.lock().unwrap()[1].messages).unwrap();
+    let second = serde_json::to_value(&model.requests()[1].messages).unwrap();
     assert_eq!(
         second,
         json!([{"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]}])
@@ -240,17 +200,17 @@ async fn each_stop_reason_has_its_exit_code_and_only_tool_use_runs_tools() {
     }
     let runs = Arc::new(AtomicUsize::new(0));
     let paused = || response(vec![ContentBlock::text("more")], StopReason::PauseTurn);
-    let (mut agent, requests) = agent((0..5).map(|_| paused()).collect(), runs);
+    let (mut agent, model) = agent((0..5).map(|_| paused()).collect(), runs);
     let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
     assert_eq!(end.exit_code(), 5, "still paused after the allowed continuations");
-    assert_eq!(requests.lock().unwrap().len(), 4);
+    assert_eq!(model.requests().len(), 4);
 }
 
 #[tokio::test]
 async fn a_refusal_removes_the_whole_refused_turn_from_the_history() {
     let runs = Arc::new(AtomicUsize::new(0));
     let refused = response(vec![ContentBlock::text("")], StopReason::Refusal);
-    let (mut agent, requests) = agent(vec![text("hello"), call("t1", "count"), refused, text("ok")], runs);
+    let (mut agent, model) = agent(vec![text("hello"), call("t1", "count"), refused, text("ok")], runs);
     let mut history = Vec::new();
     agent.run_turn(&mut history, "hi").await.unwrap();
     let kept = history.clone();
@@ -258,7 +218,7 @@ async fn a_refusal_removes_the_whole_refused_turn_from_the_history() {
     assert_eq!(end.exit_code(), 3);
     assert_eq!(history, kept, "the refused prompt, its tool round and the refusal are gone");
     agent.run_turn(&mut history, "something else").await.unwrap();
-    let last = serde_json::to_value(&requests.lock().unwrap()[3].messages).unwrap();
+    let last = serde_json::to_value(&model.requests()[3].messages).unwrap();
     assert_eq!(
         last,
         json!([
@@ -273,13 +233,13 @@ async fn a_refusal_removes_the_whole_refused_turn_from_the_history() {
 async fn a_round_cap_ends_the_turn_with_the_last_response() {
     let runs = Arc::new(AtomicUsize::new(0));
     let script = vec![call("t1", "count"), call("t2", "count"), call("t3", "count"), text("never")];
-    let (mut agent, requests) = agent(script, Arc::clone(&runs));
+    let (mut agent, model) = agent(script, Arc::clone(&runs));
     agent.max_rounds = Some(2);
     let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
-    assert_eq!(requests.lock().unwrap().len(), 2);
+    assert_eq!(model.requests().len(), 2);
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     assert_eq!(end, TurnEnd::Answered(Box::new(call("t2", "count"))));
     // The cap counts per turn: the next turn gets its two rounds again.
     agent.run_turn(&mut Vec::new(), "again").await.unwrap();
-    assert_eq!(requests.lock().unwrap().len(), 4);
+    assert_eq!(model.requests().len(), 4);
 }

@@ -9,10 +9,11 @@ use agent_core::extension::{Decision, Extension};
 use agent_core::hooks::{
     HookContext, HookError, HookEvent, HookOutcome, HookRegistry, Printer, course_hooks, log_args,
 };
-use agent_core::messages::{MessagesResponse, ToolUseBlock};
+use agent_core::messages::MessagesResponse;
+use agent_core::test_util::{text, tool_call};
 use agent_core::tools::{self, ToolOptions};
 use agent_core::workspace::Workspace;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// A printer that collects lines, and the lines.
 fn capture() -> (Printer, Arc<Mutex<Vec<String>>>) {
@@ -32,13 +33,11 @@ fn taken(lines: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
 fn call(id: &str, name: &str, input: Value) -> ToolCall {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let ws = Workspace::new(dir.path()).unwrap_or_else(|e| panic!("workspace: {e}"));
-    let block = ToolUseBlock { id: id.into(), name: name.into(), input, extra: Map::new() };
-    tools::all(&ws, &ToolOptions::default()).prepare(&block)
+    tool_call(&tools::all(&ws, &ToolOptions::default()), id, name, input)
 }
 
 fn final_response() -> MessagesResponse {
-    serde_json::from_value(json!({"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}))
-        .unwrap_or_else(|e| panic!("test response: {e}"))
+    text("done")
 }
 
 /// A registry whose hooks record their name in `order` and answer as given.

@@ -5,12 +5,12 @@
 //! "overwrites" names one of them, a form that "creates" names something that is not there.
 
 use agent_core::dispatch::ToolCall;
-use agent_core::messages::ToolUseBlock;
 use agent_core::permission::{DENIED_BY_DENY_LIST, Verdict, check_tool_call, is_destructive};
+use agent_core::test_util::tool_call;
 use agent_core::tools::{self, ToolOptions};
 use agent_core::workspace::Workspace;
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum V {
@@ -277,8 +277,7 @@ const TABLE: &[(&str, &str, V)] = &[
 /// The call as the loop hands it to the permission check: prepared through the dispatch map of
 /// the course's tools, so each tool says what its input is about.
 fn call(ws: &Workspace, name: &str, input: Value) -> ToolCall {
-    let block = ToolUseBlock { id: "toolu_1".into(), name: name.into(), input, extra: Map::new() };
-    tools::all(ws, &ToolOptions::default()).prepare(&block)
+    tool_call(&tools::all(ws, &ToolOptions::default()), "toolu_1", name, input)
 }
 
 /// A real workspace holding the files the table's forms name.

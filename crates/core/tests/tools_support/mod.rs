@@ -52,7 +52,7 @@ impl Fixture {
 
 /// A `tool_use` block as the loop receives it.
 pub fn tool_use(name: &str, input: Value) -> ToolUseBlock {
-    ToolUseBlock { id: "toolu_test".into(), name: name.into(), input, extra: Default::default() }
+    agent_core::test_util::tool_use_block("toolu_test", name, input)
 }
 
 /// One entry of [`tree`]: kind (`file`, `dir`, `link`), content (file bytes or link target), mode.
