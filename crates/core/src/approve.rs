@@ -142,12 +142,12 @@ impl Approver for FixedApprover {
 /// that the learner sees the question the permission hook asked, with no one at the keyboard.
 pub struct ScriptedApprover {
     answer: bool,
-    printer: crate::hooks::Printer,
+    printer: crate::ui::Printer,
 }
 
 impl ScriptedApprover {
     /// Answers `answer` to every question and prints each exchange on `printer`.
-    pub fn new(answer: bool, printer: crate::hooks::Printer) -> Self {
+    pub fn new(answer: bool, printer: crate::ui::Printer) -> Self {
         Self { answer, printer }
     }
 }

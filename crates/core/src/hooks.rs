@@ -35,9 +35,8 @@ use crate::extension::{Decision, Extension};
 use crate::messages::{MessagesResponse, ToolUseBlock};
 use crate::permission::{self, DENIED_BY_USER, Verdict};
 
-/// Where hooks print their lines, such as `[HOOK] bash(ls)`. One call per line, without the
-/// trailing newline. The chapter wires it to the terminal UI; tests collect lines into a `Vec`.
-pub type Printer = Arc<dyn Fn(&str) + Send + Sync>;
+/// Where hooks print their lines (see [`crate::ui::Printer`]).
+pub use crate::ui::Printer;
 
 /// The workspace as the permission check sees it: whether a path is inside (the workspace rule,
 /// course §1), exists, or is a folder ([`permission::Surroundings`]; a [`crate::workspace::Workspace`]

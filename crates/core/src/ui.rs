@@ -25,6 +25,11 @@ pub const RED: &str = "\x1b[31m";
 pub const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
+/// Where hooks and approvers print their lines, such as `[HOOK] bash(ls)`. One call per line,
+/// without the trailing newline. The chapter wires it to the terminal UI; tests collect lines
+/// into a `Vec`.
+pub type Printer = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How many characters of a tool's output the terminal shows (course §1).
 pub const PREVIEW_CHARS: usize = 200;
 
