@@ -346,7 +346,11 @@ impl Agent {
                         None => "(the model stopped at a stop sequence)".to_owned(),
                     });
                 }
-                Some(StopReason::EndTurn | StopReason::ToolUse) | None => {}
+                Some(StopReason::EndTurn | StopReason::ToolUse) | None => {
+                    if calls.is_empty() && response.text().trim().is_empty() {
+                        self.ui.notice("(the model sent an empty answer)");
+                    }
+                }
             }
 
             if calls.is_empty() {

@@ -134,6 +134,11 @@ pub struct CommonArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     pub idle_timeout: u64,
 
+    /// Seconds one request may take in all, its whole stream included, before it fails (an
+    /// endpoint that sends only keep-alive pings cannot hold a turn forever).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub request_timeout: u64,
+
     /// Ask for one JSON response instead of a stream (text then appears only when complete).
     #[arg(long)]
     pub no_stream: bool,
@@ -304,6 +309,7 @@ fn start(
         timeouts: Timeouts {
             connect: Duration::from_secs(args.connect_timeout.max(1)),
             idle: Duration::from_secs(args.idle_timeout.max(1)),
+            request: Duration::from_secs(args.request_timeout.max(1)),
         },
         stream: !args.no_stream,
     };

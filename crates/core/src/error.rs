@@ -28,8 +28,10 @@ pub enum ApiError {
     Http {
         /// HTTP status.
         status: u16,
-        /// The start of the body, for diagnosis.
+        /// The body in one line: an HTML page's title or first words, or the start of the text.
         body: String,
+        /// The `request-id` header, when present.
+        request_id: Option<String>,
     },
     /// The request never got an answer: connection refused, DNS, TLS, timeout.
     #[error("could not reach the endpoint: {0}")]
@@ -63,6 +65,23 @@ pub enum ApiError {
     /// retry would show and store the text twice). The partial answer is not kept in the history.
     #[error("{0} (after part of the answer was shown; not retried, and the partial answer was not kept)")]
     AfterOutput(Box<ApiError>),
+    /// The request as a whole, stream included, took longer than this (`--request-timeout`):
+    /// an endpoint that trickles pings cannot hold a turn forever. Not retried.
+    #[error("the answer took longer than {} s, the most one request may take (--request-timeout)", .0.as_secs_f64())]
+    Deadline(Duration),
+}
+
+impl ApiError {
+    /// The `request-id` the endpoint gave the failed response, for a bug report.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            ApiError::Api { request_id, .. }
+            | ApiError::Http { request_id, .. }
+            | ApiError::Stream { request_id, .. } => request_id.as_deref(),
+            ApiError::AfterOutput(inner) => inner.request_id(),
+            _ => None,
+        }
+    }
 }
 
 /// Turns a 4xx/5xx body into [`ApiError::Api`] when it is the API's error JSON, else
@@ -77,8 +96,62 @@ pub fn parse_error(status: u16, body: &[u8], request_id: Option<String>) -> ApiE
             message: e.get("message").and_then(Value::as_str).unwrap_or("(no message)").to_owned(),
             request_id,
         },
-        None => ApiError::Http { status, body: head(body) },
+        None => ApiError::Http { status, body: one_line(body), request_id },
     }
+}
+
+/// A non-API error body in one line: an HTML page (a proxy's 502) as `an HTML page: TITLE`
+/// (its `<title>`, else its text without tags), anything else as its start, whitespace collapsed.
+pub(crate) fn one_line(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let start =
+        text.trim_start().get(..text.trim_start().len().min(512)).unwrap_or_default().to_ascii_lowercase();
+    let squeeze = |s: &str| -> String {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let line = words.join(" ");
+        match line.char_indices().nth(160) {
+            Some((cut, _)) => format!("{}…", &line[..cut]),
+            None => line,
+        }
+    };
+    if start.starts_with("<!doctype html") || start.starts_with("<html") || start.starts_with("<head") {
+        let lower = text.to_ascii_lowercase();
+        let title = lower.find("<title").and_then(|open| {
+            let from = open + lower[open..].find('>')? + 1;
+            let to = from + lower[from..].find("</title")?;
+            text.get(from..to)
+        });
+        let shown = match title.map(squeeze).filter(|t| !t.is_empty()) {
+            Some(title) => title,
+            None => squeeze(&strip_tags(&text)),
+        };
+        return format!("an HTML page: {shown}");
+    }
+    squeeze(&text)
+}
+
+/// The text of an HTML page without its tags, `<script>` and `<style>` contents.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        out.push(' ');
+        let tag = rest[open..].to_ascii_lowercase();
+        let skip_to = if tag.starts_with("<script") {
+            tag.find("</script>").map(|e| e + "</script>".len())
+        } else if tag.starts_with("<style") {
+            tag.find("</style>").map(|e| e + "</style>".len())
+        } else {
+            tag.find('>').map(|e| e + 1)
+        };
+        match skip_to {
+            Some(n) => rest = &rest[open + n..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The first 200 characters of a body, for an error message (`…` when cut).

@@ -66,10 +66,24 @@ pub(crate) async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prom
     }
 }
 
+/// The error, the endpoint's request id when it gave one, and a hint for a 401 or a 404.
 fn report_api_error(ui: &crate::ui::Ui, e: &ApiError) {
     ui.error(&e.to_string());
-    if let ApiError::Api { status: 404, .. } = e {
-        ui.notice("hint: a 404 means an unknown model id (check MODEL_ID) or a wrong ANTHROPIC_BASE_URL");
+    if let Some(id) = e.request_id() {
+        ui.notice(&format!("request-id: {id} (quote it when you report the problem)"));
+    }
+    let status = match e {
+        ApiError::Api { status, .. } | ApiError::Http { status, .. } => Some(*status),
+        _ => None,
+    };
+    match status {
+        Some(401) => ui.notice(
+            "hint: a 401 means the key was refused: check ANTHROPIC_API_KEY (ANTHROPIC_AUTH_TOKEN is used only when it is unset and ANTHROPIC_BASE_URL is not), and set AUTH_TYPE=bearer if the endpoint wants Authorization: Bearer",
+        ),
+        Some(404) => {
+            ui.notice("hint: a 404 means an unknown model id (check MODEL_ID) or a wrong ANTHROPIC_BASE_URL")
+        }
+        _ => {}
     }
 }
 

@@ -93,7 +93,8 @@ fn session(answers: Vec<Reply>, stream: bool) -> MockServer {
         auth: AuthType::ApiKey,
     };
     let retry = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
-    let timeouts = Timeouts { connect: Duration::from_secs(5), idle: Duration::from_secs(10) };
+    let timeouts =
+        Timeouts { connect: Duration::from_secs(5), idle: Duration::from_secs(10), ..Timeouts::default() };
     let client = AnthropicClient::new(&config, retry, timeouts).unwrap().with_streaming(stream);
     let mut agent =
         Agent::new(std::sync::Arc::new(client), "mock-model", "system", DispatchMap::new().with(echo()));

@@ -24,7 +24,7 @@ fn client(server: &MockServer, retries: u32, idle: Duration) -> (AnthropicClient
     };
     let retry =
         RetryPolicy { max_retries: retries, initial: Duration::from_millis(10), ..RetryPolicy::default() };
-    let timeouts = Timeouts { connect: Duration::from_secs(5), idle };
+    let timeouts = Timeouts { connect: Duration::from_secs(5), idle, ..Timeouts::default() };
     let notices = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&notices);
     let client = AnthropicClient::new(&config, retry, timeouts)

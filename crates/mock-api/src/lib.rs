@@ -139,6 +139,16 @@ pub enum Reply {
         /// The body.
         body: Value,
     },
+    /// Any status with a body that is not JSON, such as a proxy's HTML error page, with
+    /// `content-type` and `content-length`.
+    Raw {
+        /// The HTTP status code.
+        status: u16,
+        /// The `content-type` header, e.g. `text/html`.
+        content_type: String,
+        /// The body, sent as is.
+        body: String,
+    },
     /// HTTP 200 `text/event-stream` with `transfer-encoding: chunked`; each write is one HTTP chunk.
     Sse {
         /// The stream's items, serialized in order.
@@ -582,6 +592,16 @@ async fn respond(
             ];
             all.extend(headers);
             let mut bytes = http::head_bytes(status, &common(all, keep_alive));
+            bytes.extend_from_slice(body.as_bytes());
+            http::send(stream, &bytes).await?;
+            Ok(keep_alive)
+        }
+        Reply::Raw { status, content_type, body } => {
+            let headers = vec![
+                ("content-type".to_string(), content_type),
+                ("content-length".to_string(), body.len().to_string()),
+            ];
+            let mut bytes = http::head_bytes(status, &common(headers, keep_alive));
             bytes.extend_from_slice(body.as_bytes());
             http::send(stream, &bytes).await?;
             Ok(keep_alive)

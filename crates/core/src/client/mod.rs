@@ -8,7 +8,10 @@
 //!   honouring `x-should-retry` and `retry-after` (0–60 s), otherwise with exponential backoff and
 //!   jitter (see [`RetryPolicy::delay`]).
 //!
-//! TLS is rustls, so no OpenSSL is needed to build.
+//! TLS is rustls, so no OpenSSL is needed to build. A plain `http://` endpoint needs no TLS at
+//! all: its client is built with an empty root store, so a machine without CA certificates
+//! (reqwest 0.13's rustls backend otherwise loads the system's, and fails without them) can still
+//! talk to a local model.
 //!
 //! | part | what it holds |
 //! |---|---|
@@ -39,8 +42,9 @@ use crate::sse::{Delta, MessageAccumulator, SseParser, StreamEvent};
 /// The `anthropic-version` header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// Timeouts of the HTTP client. Both end as clear errors: [`ApiError::Transport`] ("timed out")
-/// for the connect timeout, [`ApiError::IdleTimeout`] for the idle one.
+/// Timeouts of the HTTP client. Each ends as a clear error: [`ApiError::Transport`] ("timed
+/// out") for the connect timeout, [`ApiError::IdleTimeout`] for the idle one,
+/// [`ApiError::Deadline`] for the whole request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// Time allowed to open the TCP/TLS connection.
@@ -48,11 +52,19 @@ pub struct Timeouts {
     /// Longest silence while waiting for the response head, and then between two chunks of its
     /// body (so a slow but live stream is never cut).
     pub idle: Duration,
+    /// Longest time one attempt may take, head and whole body: pings every few seconds keep the
+    /// idle timeout away, this one still ends the request. 600 s by default, as the official
+    /// SDKs' request timeout.
+    pub request: Duration,
 }
 
 impl Default for Timeouts {
     fn default() -> Self {
-        Self { connect: Duration::from_secs(10), idle: Duration::from_secs(300) }
+        Self {
+            connect: Duration::from_secs(10),
+            idle: Duration::from_secs(300),
+            request: Duration::from_secs(600),
+        }
     }
 }
 
@@ -103,11 +115,19 @@ impl AnthropicClient {
         }
         // The idle timeout is applied by hand, per chunk (see `next_chunk`), so that it ends as
         // the clear ApiError::IdleTimeout rather than a generic transport error.
-        let http = reqwest::Client::builder()
-            .default_headers(headers)
-            .connect_timeout(timeouts.connect)
-            .build()
-            .map_err(|e| ApiError::Transport(e.to_string()))?;
+        let mut builder =
+            reqwest::Client::builder().default_headers(headers).connect_timeout(timeouts.connect);
+        let plain_http = config.base_url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"));
+        if plain_http {
+            // No TLS is used: skip loading the system's CA certificates, which may be absent.
+            builder = builder.tls_certs_only(Vec::new());
+        }
+        let http = builder.build().map_err(|e| {
+            ApiError::Transport(format!(
+                "cannot set up the HTTPS client (are CA certificates installed?): {}",
+                describe(&e)
+            ))
+        })?;
         Ok(Self {
             http,
             url: format!("{}/v1/messages", config.base_url),
@@ -167,7 +187,11 @@ impl AnthropicClient {
                         on_text(text);
                     }
                 };
-                self.attempt(&body, &mut sink).await
+                let attempt = self.attempt(&body, &mut sink);
+                match tokio::time::timeout(self.timeouts.request, attempt).await {
+                    Ok(done) => done,
+                    Err(_) => (Err(ApiError::Deadline(self.timeouts.request)), RetryHints::default()),
+                }
             };
             let err = match result {
                 Ok(response) => return Ok(response),
@@ -235,7 +259,8 @@ impl AnthropicClient {
         (Err(parse_error(status, &bytes, request_id)), hints)
     }
 
-    /// Reads an SSE body until `message_stop`, passing text deltas to `on_text`.
+    /// Reads an SSE body until `message_stop` (or its end, see [`crate::sse::finish_stream`]),
+    /// passing text deltas to `on_text`.
     async fn read_stream(
         &self,
         body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
@@ -266,10 +291,8 @@ impl AnthropicClient {
                 }
             }
         }
-        if parser.has_partial() {
-            return Err(ApiError::Incomplete("the stream ended in the middle of an event".into()));
-        }
-        message.finish()
+        // A final event may lack its blank line; the message may end without message_stop.
+        crate::sse::finish_stream(&mut parser, message)
     }
 
     /// The next body chunk, `None` at the end; no byte for [`Timeouts::idle`] is an

@@ -81,6 +81,15 @@ fn api_error_json_is_parsed_and_other_bodies_are_kept() {
         Some("req_1".into()),
     );
     assert_eq!(e.to_string(), "API error 401 authentication_error: invalid x-api-key");
+    assert_eq!(e.request_id(), Some("req_1"));
     let e = parse_error(502, b"<html>bad gateway</html>", None);
-    assert_eq!(e.to_string(), "HTTP 502 from the endpoint: <html>bad gateway</html>");
+    assert_eq!(e.to_string(), "HTTP 502 from the endpoint: an HTML page: bad gateway");
+    let page = b"<!doctype html><html><head><script>var x = '<b>';</script></head>\n<body>\n  <h1>Upstream\n timed out</h1></body></html>";
+    assert_eq!(
+        parse_error(504, page, None).to_string(),
+        "HTTP 504 from the endpoint: an HTML page: Upstream timed out"
+    );
+    let e = parse_error(500, b"upstream\nconnect error\n\n  or disconnect", Some("r".into()));
+    assert_eq!(e.to_string(), "HTTP 500 from the endpoint: upstream connect error or disconnect");
+    assert_eq!(e.request_id(), Some("r"));
 }
