@@ -20,7 +20,7 @@
 //! | `pause_turn` | the content is sent back to continue, at most [`Agent::max_stop_continuations`] times; then the turn ends and says so | 5 |
 //! | `max_tokens` | the answer is cut off and says so; a cut-off `tool_use` never runs and is answered `(cancelled)` | 5 |
 //! | `refusal` | `stop_details.explanation` is shown; the whole turn, prompt included, leaves the history (the docs: reset the context after a refusal), and the user is told | 3 |
-//! | `model_context_window_exceeded` | the answer is truncated; the user is told to start a new session | 4 |
+//! | `model_context_window_exceeded` | the answer is truncated; the user is told to start over (`/clear` or a new session) | 4 |
 //! | any other value | named on stderr; the turn ends, its `tool_use` blocks unrun | 6 |
 //!
 //! Tools of an answer that ends in `refusal`, `model_context_window_exceeded`, `max_tokens` or an
@@ -329,7 +329,7 @@ impl Agent {
                 }
                 Some(StopReason::ModelContextWindowExceeded) => {
                     self.ui.error(
-                        "The conversation no longer fits in the model's context window (stop_reason: model_context_window_exceeded); the answer is truncated. Start a new session (q, then run again), or use a model with a larger context window.",
+                        "The conversation no longer fits in the model's context window (stop_reason: model_context_window_exceeded); the answer is truncated. Start over with /clear in the REPL (or a new session), or use a model with a larger context window.",
                     );
                     return Ok(response);
                 }
