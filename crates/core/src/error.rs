@@ -69,6 +69,11 @@ pub enum ApiError {
     /// an endpoint that trickles pings cannot hold a turn forever. Not retried.
     #[error("the answer took longer than {} s, the most one request may take (--request-timeout)", .0.as_secs_f64())]
     Deadline(Duration),
+    /// One answer grew past the most it may hold, in bytes: a JSON body past
+    /// [`crate::client::MAX_BODY`], or a stream's deltas past [`crate::sse::MAX_ANSWER`]. The
+    /// answer is dropped rather than held in memory; not retried.
+    #[error("the answer grew past {0} bytes, the most one answer may hold, so it was dropped")]
+    TooLarge(usize),
 }
 
 impl ApiError {

@@ -36,7 +36,7 @@ use crate::messages::{ContentBlock, MessagesResponse, StopDetails, StopReason};
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// The most one streamed answer may accumulate, in bytes of deltas (64 MiB, the JSON path's bound
-/// on a body). Beyond it the answer is dropped with an [`ApiError::Decode`] that says so, instead
+/// on a body). Beyond it the answer is dropped with an [`ApiError::TooLarge`] that says so, instead
 /// of growing the process without end.
 pub const MAX_ANSWER: usize = 64 * 1024 * 1024;
 
@@ -426,8 +426,8 @@ impl MessageAccumulator {
     /// - [`ApiError::Stream`] (with no request id) for an `error` event;
     /// - [`ApiError::Decode`] for events out of order: a block event before `message_start`, a
     ///   delta for a block that is not open, an index that skips ahead, a `text_delta` for a
-    ///   non-text block, a `message_start` for a second message; and when the deltas pass the
-    ///   accumulator's limit.
+    ///   non-text block, a `message_start` for a second message;
+    /// - [`ApiError::TooLarge`] when the deltas pass the accumulator's limit.
     pub fn apply(&mut self, event: StreamEvent) -> Result<(), ApiError> {
         if self.stopped {
             return Ok(());
@@ -475,10 +475,7 @@ impl MessageAccumulator {
                 self.started("content_block_delta")?;
                 self.size += delta_size(&delta);
                 if self.size > self.limit {
-                    return Err(ApiError::Decode(format!(
-                        "the streamed answer grew past {} bytes, the most one answer may hold; it was dropped",
-                        self.limit
-                    )));
+                    return Err(ApiError::TooLarge(self.limit));
                 }
                 let b = self.open_block(index, "content_block_delta")?;
                 apply_delta(b, delta).map_err(|kind| {

@@ -191,6 +191,7 @@ fn an_answer_past_the_limit_is_an_error_that_names_the_limit() {
         || event("content_block_delta", json!({"index":0,"delta":{"type":"text_delta","text":"123456"}}));
     acc.apply(delta()).unwrap();
     let err = acc.apply(delta()).unwrap_err();
+    assert_eq!(err, ApiError::TooLarge(10));
     assert!(err.to_string().contains("grew past 10 bytes"), "{err}");
 }
 

@@ -69,7 +69,7 @@ impl Default for Timeouts {
 }
 
 /// The largest response body read on the JSON path (64 MiB); a larger one is an
-/// [`ApiError::Decode`].
+/// [`ApiError::TooLarge`].
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// Where streamed text goes as it arrives: each `text_delta`, in order.
@@ -243,8 +243,7 @@ impl AnthropicClient {
         loop {
             match self.next_chunk(&mut body).await {
                 Ok(Some(chunk)) if bytes.len() + chunk.len() > MAX_BODY => {
-                    let e = format!("the response body is larger than {MAX_BODY} bytes");
-                    return (Err(ApiError::Decode(e)), hints);
+                    return (Err(ApiError::TooLarge(MAX_BODY)), hints);
                 }
                 Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
                 Ok(None) => break,

@@ -20,9 +20,11 @@ impl ApiError {
             ApiError::Stream { error_type, .. } => {
                 matches!(error_type.as_str(), "overloaded_error" | "api_error" | "rate_limit_error")
             }
-            ApiError::Decode(_) | ApiError::Replay(_) | ApiError::AfterOutput(_) | ApiError::Deadline(_) => {
-                false
-            }
+            ApiError::Decode(_)
+            | ApiError::Replay(_)
+            | ApiError::AfterOutput(_)
+            | ApiError::Deadline(_)
+            | ApiError::TooLarge(_) => false,
         }
     }
 }
