@@ -59,7 +59,7 @@ fn rate_limited_with_retry_after_one_waits_about_a_second() {
     assert!(out.status.success(), "{}", stderr(&out));
     // The first backoff would be at most 0.5 s: waiting 0.9 s or more means retry-after was obeyed.
     assert!(elapsed >= Duration::from_millis(900), "{elapsed:?}");
-    assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
     assert!(retry_lines(&stderr(&out))[0].contains("retry 1 of 2 in 1.0s"), "{}", stderr(&out));
     server.assert_done();
 }
@@ -177,7 +177,8 @@ fn a_silent_server_hits_the_idle_timeout_within_its_bound() {
     let out = run(s02(ws.path(), &server), &["-p", "hi", "--idle-timeout", "1", "--max-retries", "0"]);
     let elapsed = t.elapsed();
     assert_eq!(out.status.code(), Some(1));
-    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    // Far below the 300 s default: the 1 s idle timeout fired (the bound is loose, for a loaded machine).
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
     assert!(stderr(&out).contains("no data from the endpoint for 1 s (idle timeout)"), "{}", stderr(&out));
     server.assert_done();
 }
