@@ -2,7 +2,7 @@
 //!
 //! Every path the model gives a tool is resolved against the workspace root (`WORKDIR`), following
 //! `..` and symlinks one component at a time, the way the kernel would. A path that lands outside
-//! the root is refused with [`ToolError::PathEscapes`], whose `Display` is the course's
+//! the root is refused with [`WorkspaceError::Escapes`] (a [`ToolError::PathEscapes`] for the model), whose `Display` is the course's
 //! `Path escapes workspace: P` (P is the path exactly as the model gave it).
 //!
 //! What is refused, and why:
@@ -13,7 +13,7 @@
 //! - a NUL byte: no file name can hold one, and C APIs would silently cut the path there.
 //!
 //! A path that runs *through* a file as if it were a folder (`file.txt/child`) is refused with a
-//! different, clear error ([`ToolError::Failed`], `Not a folder: …`), because it does not escape.
+//! different, clear error ([`WorkspaceError::Unreachable`], `Not a folder: …`), because it does not escape.
 //!
 //! The result of a successful resolution is a [`WsPath`]: an absolute path with every symlink
 //! already followed, checked to lie inside the root. It can only be built here, so a tool that
@@ -46,6 +46,30 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt};
 
 use crate::dispatch::ToolError;
+
+/// Why the workspace rule refused a path (course §1). Tools receive it as a [`ToolError`] through
+/// `From`, so `?` works in a tool and the model sees the course's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkspaceError {
+    /// The path, as the model gave it, lands outside the root or holds a NUL byte. Becomes
+    /// [`ToolError::PathEscapes`]: `Path escapes workspace: P`.
+    #[error("Path escapes workspace: {0}")]
+    Escapes(String),
+    /// The path cannot be walked: it runs through a file as if it were a folder, loops through
+    /// symlinks, or a folder on the way cannot be read. The text says which; becomes
+    /// [`ToolError::Failed`].
+    #[error("{0}")]
+    Unreachable(String),
+}
+
+impl From<WorkspaceError> for ToolError {
+    fn from(error: WorkspaceError) -> Self {
+        match error {
+            WorkspaceError::Escapes(path) => ToolError::PathEscapes(path),
+            WorkspaceError::Unreachable(message) => ToolError::Failed(message),
+        }
+    }
+}
 
 /// How many symlinks one resolution may follow before giving up (Linux's `MAXSYMLINKS` is 40).
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -234,10 +258,10 @@ impl Workspace {
     /// refused before anything is created.
     ///
     /// # Errors
-    /// [`ToolError::PathEscapes`]`(path)` when it lands outside the root or holds a NUL byte;
-    /// [`ToolError::Failed`] when it runs through a file as if it were a folder, loops through
-    /// symlinks, or a folder on the way cannot be read.
-    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+    /// [`WorkspaceError::Escapes`]`(path)` when it lands outside the root or holds a NUL byte;
+    /// [`WorkspaceError::Unreachable`] when it runs through a file as if it were a folder, loops
+    /// through symlinks, or a folder on the way cannot be read.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, WorkspaceError> {
         self.locate(path).map(PathBuf::from)
     }
 
@@ -245,7 +269,7 @@ impl Workspace {
     /// Used by the permission check: a shell command that writes or moves files outside asks
     /// (issue 14; a file tool refuses such a path itself, so it is not asked about).
     pub fn contains(&self, path: &str) -> bool {
-        !matches!(self.locate(path), Err(ToolError::PathEscapes(_)))
+        !matches!(self.locate(path), Err(WorkspaceError::Escapes(_)))
     }
 
     /// Resolves `path` (as the model gave it) to a [`WsPath`]; the one implementation of the rule.
@@ -259,8 +283,8 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::resolve`].
-    pub fn locate(&self, path: &str) -> Result<WsPath, ToolError> {
-        let escapes = || ToolError::PathEscapes(path.to_owned());
+    pub fn locate(&self, path: &str) -> Result<WsPath, WorkspaceError> {
+        let escapes = || WorkspaceError::Escapes(path.to_owned());
         if path.contains('\0') {
             return Err(escapes());
         }
@@ -273,7 +297,7 @@ impl Workspace {
 
     /// The walk behind [`Workspace::locate`]: returns the symlink-free absolute path and whether
     /// its last component exists. Does not check containment.
-    fn walk(&self, given: &str) -> Result<(PathBuf, bool), ToolError> {
+    fn walk(&self, given: &str) -> Result<(PathBuf, bool), WorkspaceError> {
         let given_path = Path::new(given);
         // Components still to walk, in reverse order (a stack), so a symlink's target can be pushed.
         let mut todo: Vec<OsString> = Vec::new();
@@ -307,11 +331,13 @@ impl Workspace {
                 Ok(Kind::Symlink) => {
                     hops += 1;
                     if hops > MAX_SYMLINK_HOPS {
-                        return Err(ToolError::Failed(format!("Too many levels of symlinks: {given}")));
+                        return Err(WorkspaceError::Unreachable(format!(
+                            "Too many levels of symlinks: {given}"
+                        )));
                     }
-                    let target = self
-                        .read_link(&next)
-                        .map_err(|e| ToolError::Failed(format!("Cannot read symlink in {given}: {e}")))?;
+                    let target = self.read_link(&next).map_err(|e| {
+                        WorkspaceError::Unreachable(format!("Cannot read symlink in {given}: {e}"))
+                    })?;
                     push_components(&mut todo, &target);
                     if target.is_absolute() {
                         here = PathBuf::from("/");
@@ -321,7 +347,7 @@ impl Workspace {
                 Ok(Kind::Other) => {
                     // A file (or fifo, socket, device): it must be the last component.
                     if todo.iter().any(|p| p != ".") {
-                        return Err(ToolError::Failed(format!(
+                        return Err(WorkspaceError::Unreachable(format!(
                             "Not a folder: {} (in path {given})",
                             display_rel(&self.root, &next)
                         )));
@@ -332,7 +358,7 @@ impl Workspace {
                     missing = 1;
                     here = next;
                 }
-                Err(e) => return Err(ToolError::Failed(format!("Cannot access {given}: {e}"))),
+                Err(e) => return Err(WorkspaceError::Unreachable(format!("Cannot access {given}: {e}"))),
             }
         }
         Ok((here, missing == 0))
@@ -413,10 +439,10 @@ mod tests {
         assert_eq!(ws.resolve("./a/../a/f.txt"), Ok(root.join("a/f.txt")));
         assert_eq!(ws.resolve("new/dir/x"), Ok(root.join("new/dir/x")));
         assert_eq!(ws.resolve(&root.join("a").to_string_lossy()), Ok(root.join("a")));
-        assert_eq!(ws.resolve("../x"), Err(ToolError::PathEscapes("../x".into())));
-        assert_eq!(ws.resolve("a\0b"), Err(ToolError::PathEscapes("a\0b".into())));
+        assert_eq!(ws.resolve("../x"), Err(WorkspaceError::Escapes("../x".into())));
+        assert_eq!(ws.resolve("a\0b"), Err(WorkspaceError::Escapes("a\0b".into())));
         assert!(
-            matches!(ws.resolve("a/f.txt/x"), Err(ToolError::Failed(m)) if m.starts_with("Not a folder"))
+            matches!(ws.resolve("a/f.txt/x"), Err(WorkspaceError::Unreachable(m)) if m.starts_with("Not a folder"))
         );
         assert!(ws.contains("a/f.txt/x"));
         assert!(!ws.contains("/etc"));
@@ -429,7 +455,9 @@ mod tests {
         std::os::unix::fs::symlink("b", dir.path().join("a"))?;
         std::os::unix::fs::symlink("a", dir.path().join("b"))?;
         let ws = Workspace::new(dir.path())?;
-        assert!(matches!(ws.resolve("a"), Err(ToolError::Failed(m)) if m.starts_with("Too many levels")));
+        assert!(
+            matches!(ws.resolve("a"), Err(WorkspaceError::Unreachable(m)) if m.starts_with("Too many levels"))
+        );
         Ok(())
     }
 }

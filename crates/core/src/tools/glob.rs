@@ -29,7 +29,7 @@ use serde_json::json;
 use super::spec;
 use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
 use crate::messages::ToolSpec;
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, WorkspaceError};
 
 /// The most paths `glob` lists (course §3).
 pub const MAX_GLOB_RESULTS: usize = 200;
@@ -140,7 +140,7 @@ fn find(ws: &Workspace, pattern: &str) -> Result<String, ToolError> {
     let start = match ws.locate(&prefix) {
         Ok(p) if p.is_dir() => p,
         Ok(_) => return Ok("(no matches)".to_owned()),
-        Err(ToolError::PathEscapes(_)) => return Err(escapes()),
+        Err(WorkspaceError::Escapes(_)) => return Err(escapes()),
         Err(_) => return Ok("(no matches)".to_owned()),
     };
     let rest = &parts[literal..];
