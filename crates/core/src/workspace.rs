@@ -2,8 +2,9 @@
 //!
 //! Every path the model gives a tool is resolved against the workspace root (`WORKDIR`), following
 //! `..` and symlinks one component at a time, the way the kernel would. A path that lands outside
-//! the root is refused with [`WorkspaceError::Escapes`] (a [`ToolError::PathEscapes`] for the model), whose `Display` is the course's
-//! `Path escapes workspace: P` (P is the path exactly as the model gave it).
+//! the root is refused with [`WorkspaceError::Escapes`] (a [`ToolError::PathEscapes`] for the
+//! model), whose `Display` is the course's `Path escapes workspace: P` (P is the path exactly as
+//! the model gave it).
 //!
 //! What is refused, and why:
 //! - `../x`, `a/../../x`: `..` climbs above the root;
@@ -13,7 +14,8 @@
 //! - a NUL byte: no file name can hold one, and C APIs would silently cut the path there.
 //!
 //! A path that runs *through* a file as if it were a folder (`file.txt/child`) is refused with a
-//! different, clear error ([`WorkspaceError::Unreachable`], `Not a folder: …`), because it does not escape.
+//! different, clear error ([`WorkspaceError::Unreachable`], `Not a folder: …`), because it does
+//! not escape.
 //!
 //! The result of a successful resolution is a [`WsPath`]: an absolute path with every symlink
 //! already followed, checked to lie inside the root. It can only be built here, so a tool that
