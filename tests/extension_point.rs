@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 
 use agent_core::agent::Agent;
 use agent_core::client::{AnthropicClient, RetryPolicy, Timeouts};
-use agent_core::config::{AuthType, Config};
 use agent_core::dispatch::{DispatchMap, ToolError, TypedTool};
 use agent_core::error::ApiError;
 use agent_core::extension::{Extension, LoopContext};
@@ -29,12 +28,7 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// The real HTTP client, pointed at the loopback server, shared as the agent shares it.
 fn model(server: &MockServer) -> Result<Arc<dyn Model>, ApiError> {
-    let config = Config {
-        model: "mock-model".into(),
-        base_url: server.base_url(),
-        api_key: Some("test-key".into()),
-        auth: AuthType::ApiKey,
-    };
+    let config = agent_core::test_util::loopback_config(server.base_url());
     let retry = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
     Ok(Arc::new(AnthropicClient::new(&config, retry, Timeouts::default())?))
 }

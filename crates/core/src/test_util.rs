@@ -25,6 +25,7 @@ use std::sync::Mutex;
 use serde_json::{Map, Value};
 
 use crate::client::OnText;
+use crate::config::{AuthType, Config};
 use crate::dispatch::{DispatchMap, ToolCall};
 use crate::error::ApiError;
 use crate::messages::{
@@ -106,4 +107,10 @@ pub fn tool_use_block(id: &str, name: &str, input: Value) -> ToolUseBlock {
 /// parsed once, and what the tool says it is about.
 pub fn tool_call(tools: &DispatchMap, id: &str, name: &str, input: Value) -> ToolCall {
     tools.prepare(&tool_use_block(id, name, input))
+}
+
+/// The configuration of a test that talks to a loopback server (`mock-api`) at `base_url`
+/// (for example `http://127.0.0.1:PORT`): model `mock-model`, key `test-key` sent as `x-api-key`.
+pub fn loopback_config(base_url: String) -> Config {
+    Config { model: "mock-model".into(), base_url, api_key: Some("test-key".into()), auth: AuthType::ApiKey }
 }

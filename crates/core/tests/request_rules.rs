@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use agent_core::agent::Agent;
 use agent_core::client::{AnthropicClient, RetryPolicy, Timeouts};
-use agent_core::config::{AuthType, Config};
 use agent_core::dispatch::{DispatchMap, FnTool};
 use agent_core::messages::{Message, ToolSpec};
 use agent_core::ui::Ui;
@@ -86,12 +85,7 @@ fn echo() -> FnTool<impl for<'a> Fn(&'a Value) -> agent_core::dispatch::ToolFutu
 /// the history the last answer left. Returns the requests the server saw.
 fn session(answers: Vec<Reply>, stream: bool) -> MockServer {
     let server = MockServer::start(answers);
-    let config = Config {
-        model: "mock-model".into(),
-        base_url: server.base_url(),
-        api_key: Some("test-key".into()),
-        auth: AuthType::ApiKey,
-    };
+    let config = agent_core::test_util::loopback_config(server.base_url());
     let retry = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
     let timeouts =
         Timeouts { connect: Duration::from_secs(5), idle: Duration::from_secs(10), ..Timeouts::default() };

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use agent_core::agent::Agent;
 use agent_core::client::{AnthropicClient, ApiError, RetryPolicy, Timeouts};
-use agent_core::config::{AuthType, Config};
 use agent_core::messages::{Message, MessagesRequest, MessagesResponse};
 use agent_core::tools::{self, ToolOptions};
 use agent_core::ui::Ui;
@@ -16,12 +15,7 @@ use serde_json::json;
 
 /// A client for `server` whose retry notices go to the returned buffer.
 fn client(server: &MockServer, retries: u32, idle: Duration) -> (AnthropicClient, Arc<Mutex<Vec<String>>>) {
-    let config = Config {
-        model: "mock-model".into(),
-        base_url: server.base_url(),
-        api_key: Some("test-key".into()),
-        auth: AuthType::ApiKey,
-    };
+    let config = agent_core::test_util::loopback_config(server.base_url());
     let retry =
         RetryPolicy { max_retries: retries, initial: Duration::from_millis(10), ..RetryPolicy::default() };
     let timeouts = Timeouts { connect: Duration::from_secs(5), idle, ..Timeouts::default() };
