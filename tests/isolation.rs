@@ -11,12 +11,13 @@
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use agent_core::test_util::Proc;
 use e2e::{
     MockServer, chapter, pty_chapter, reply, result_batches, run_with_stdin, stderr, stdout, wait_until,
 };
@@ -35,44 +36,6 @@ fn tool_results(server: &MockServer) -> Vec<String> {
             other => other.to_string(),
         })
         .collect()
-}
-
-/// A process as it was when first seen: its pid and its start time (field 22 of
-/// `/proc/PID/stat`), so that a recycled pid (`pid_max` is 32768 on these machines) is never
-/// taken for the same process.
-#[derive(Clone, Copy, Debug)]
-struct Proc {
-    pid: i32,
-    start: Option<u64>,
-}
-
-impl Proc {
-    fn new(pid: i32) -> Self {
-        Self { pid, start: stat(pid).map(|(_, start)| start) }
-    }
-
-    /// Alive: the same process still exists and is not a zombie.
-    fn alive(&self) -> bool {
-        stat(self.pid).is_some_and(|(state, start)| Some(start) == self.start && state != "Z" && state != "X")
-    }
-}
-
-/// The state and the start time of `pid`, from `/proc/PID/stat` (fields after the last `)`).
-fn stat(pid: i32) -> Option<(String, u64)> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
-    Some((fields.first()?.to_string(), fields.get(19)?.parse().ok()?))
-}
-
-/// The process a command recorded as `PID` or `PID START` (its start time, read while it ran).
-fn read_proc(path: &Path) -> Proc {
-    let text = fs::read_to_string(path).unwrap();
-    let mut words = text.split_whitespace();
-    let pid = words.next().unwrap().parse().unwrap();
-    match words.next() {
-        Some(start) => Proc { pid, start: Some(start.parse().unwrap()) },
-        None => Proc::new(pid),
-    }
 }
 
 /// Waits up to 30 s for `child` to exit; kills it and fails the test if it does not.
@@ -208,7 +171,7 @@ fn background_processes_that_leave_the_group_are_stopped_and_reported() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(tool_results(&server), ["started\n(stopped 2 background processes it left running)"]);
     for file in ["bg1", "bg2"] {
-        let p = read_proc(&ws.path().join(file));
+        let p = Proc::read(&ws.path().join(file)).unwrap();
         assert!(wait_until(|| !p.alive()), "{file}: process {p:?} outlived the call");
     }
 }
@@ -237,7 +200,8 @@ fn sigterm_and_sighup_end_the_running_command_before_the_harness_exits() {
             .spawn()
             .unwrap();
         assert!(wait_until(|| ws.path().join("leader").exists()), "the command never started");
-        let (leader, bg) = (read_proc(&ws.path().join("leader")), read_proc(&ws.path().join("bg")));
+        let (leader, bg) =
+            (Proc::read(&ws.path().join("leader")).unwrap(), Proc::read(&ws.path().join("bg")).unwrap());
         assert!(leader.alive() && bg.alive(), "{leader:?} {bg:?} run before the signal");
         signal(&child, sig);
         let status = exits(&mut child, &format!("{sig:?}"));

@@ -25,7 +25,7 @@
 //! | [`ui`] | what the terminal shows | course §0 |
 //! | [`repl`] | reading prompts, Ctrl-C, one cancellable turn | course §0 |
 //! | [`startup`] | building the model; the one start-up error (exit code 2) | ours (issue 12) |
-//! | `test_util` | a scripted model that records its requests, response builders (feature `test-util`) | ours |
+//! | `test_util` | a scripted model that records its requests, response builders, `Proc` (a process seen through `/proc`) (feature `test-util`) | ours |
 //! | [`cli`] | flags, start-up, `-p`, `--demo` | course §0 |
 //! | [`chapter`] | the generic chapter entry point: a chapter's `main` in one call | ours |
 

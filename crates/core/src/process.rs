@@ -200,7 +200,7 @@ fn kill_if_member(pid: i32, sid: i32) -> bool {
 }
 
 /// The live (not zombie) processes whose session id is `sid`.
-fn session_members(sid: i32) -> Vec<i32> {
+pub(crate) fn session_members(sid: i32) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
         .flatten()
@@ -209,21 +209,30 @@ fn session_members(sid: i32) -> Vec<i32> {
         .collect()
 }
 
-/// What this module reads from `/proc/PID/stat`.
-struct StatFields {
-    zombie: bool,
-    session: i32,
+/// What is read from `/proc/PID/stat` (here, and by the tests through `test_util::Proc`).
+pub(crate) struct StatFields {
+    /// Dead, only not yet reaped (state `Z`), or being removed (`X`).
+    pub(crate) zombie: bool,
+    /// Field 6, the session id.
+    pub(crate) session: i32,
+    /// Field 22, the start time in clock ticks after boot: with the pid, it names one process,
+    /// even after the pid is recycled.
+    #[cfg_attr(not(feature = "test-util"), expect(dead_code, reason = "read by test_util::Proc"))]
+    pub(crate) start: u64,
 }
 
-/// `pid (comm) state ppid pgrp session …`; comm may hold spaces or parentheses, so the fields
-/// are split after the last `)`.
-fn stat_fields(pid: i32) -> Option<StatFields> {
+/// `pid (comm) state ppid pgrp session … starttime …`; comm may hold spaces or parentheses, so
+/// the fields are split after the last `)`. `None` when the process is gone.
+pub(crate) fn stat_fields(pid: i32) -> Option<StatFields> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = &stat[stat.rfind(')')? + 1..];
     let mut fields = after.split_whitespace();
     let state = fields.next()?;
     let session = fields.nth(2)?.parse().ok()?;
-    Some(StatFields { zombie: state == "Z" || state == "X", session })
+    // After the session (field 6): tty_nr, tpgid, flags, 4 fault counts, 4 times, priority, nice,
+    // num_threads, itrealvalue (7 to 21), then starttime (22).
+    let start = fields.nth(15)?.parse().ok()?;
+    Some(StatFields { zombie: state == "Z" || state == "X", session, start })
 }
 
 #[cfg(test)]

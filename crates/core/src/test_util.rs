@@ -1,6 +1,8 @@
 //! Builders for tests of the loop and of what chapters add to it (feature `test-util`): a model
 //! that answers from a script and records every request, and the responses and blocks it answers
-//! with. Tests inside and outside `agent-core` use these instead of writing their own.
+//! with; and [`Proc`], a process seen through `/proc`, for the tests that check no process a
+//! command started outlives its call (issue 13). Tests inside and outside `agent-core` use these
+//! instead of writing their own.
 //!
 //! ```
 //! # tokio_test_block_on(async {
@@ -20,7 +22,10 @@
 //! ```
 
 use std::collections::VecDeque;
+use std::io;
+use std::path::Path;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
@@ -113,4 +118,63 @@ pub fn tool_call(tools: &DispatchMap, id: &str, name: &str, input: Value) -> Too
 /// (for example `http://127.0.0.1:PORT`): model `mock-model`, key `test-key` sent as `x-api-key`.
 pub fn loopback_config(base_url: String) -> Config {
     Config { model: "mock-model".into(), base_url, api_key: Some("test-key".into()), auth: AuthType::ApiKey }
+}
+
+/// A process as it was when first seen: its pid and its start time (field 22 of
+/// `/proc/PID/stat`), so that a recycled pid (`pid_max` is 32768 on small machines) is never
+/// taken for the same process. Linux only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proc {
+    /// The process id.
+    pub pid: i32,
+    /// Its start time in clock ticks after boot; `None` when it was already gone when seen.
+    pub start: Option<u64>,
+}
+
+impl Proc {
+    /// `pid` as it is now.
+    pub fn new(pid: i32) -> Self {
+        Self { pid, start: crate::process::stat_fields(pid).map(|f| f.start) }
+    }
+
+    /// The process a command recorded in the file `path` as `PID START` (the start time read
+    /// while it ran, for example `cut -d' ' -f22 /proc/$!/stat`), or as `PID` alone, which is
+    /// then looked up now.
+    ///
+    /// # Errors
+    /// The file cannot be read, or holds no pid, or a start time that is not a number.
+    pub fn read(path: &Path) -> io::Result<Self> {
+        let bad =
+            |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {what}", path.display()));
+        let text = std::fs::read_to_string(path)?;
+        let mut words = text.split_whitespace();
+        let pid = words.next().and_then(|w| w.parse().ok()).ok_or_else(|| bad("no pid"))?;
+        match words.next() {
+            Some(start) => Ok(Self { pid, start: Some(start.parse().map_err(|_| bad("bad start time"))?) }),
+            None => Ok(Self::new(pid)),
+        }
+    }
+
+    /// Alive: the same process still exists and is not a zombie.
+    pub fn alive(&self) -> bool {
+        crate::process::stat_fields(self.pid).is_some_and(|f| Some(f.start) == self.start && !f.zombie)
+    }
+
+    /// Waits up to `within` for the process to die, looking every 10 ms; whether it did.
+    pub fn dies_within(&self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while self.alive() {
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+}
+
+/// The live (not zombie) processes of session `sid`, by the same `/proc` scan the harness uses
+/// to end a command's session.
+pub fn session_members(sid: i32) -> Vec<Proc> {
+    crate::process::session_members(sid).into_iter().map(Proc::new).collect()
 }

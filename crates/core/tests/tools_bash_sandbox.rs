@@ -6,11 +6,12 @@
 
 mod tools_support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_core::dispatch::ToolOutcome;
 use agent_core::sandbox::{Sandbox, SandboxMode, kernel_abi};
+use agent_core::test_util::Proc;
 use agent_core::tools::ToolOptions;
 use serde_json::json;
 use tools_support::{Fixture, TestResult};
@@ -21,49 +22,6 @@ async fn run(fx: &Fixture, command: &str) -> ToolOutcome {
 
 fn with_sandbox(mode: SandboxMode, no_network: bool) -> std::io::Result<Fixture> {
     Fixture::with_options(&ToolOptions { sandbox: Sandbox { mode, no_network }, ..Default::default() })
-}
-
-/// A process as it was when first seen: its pid and its start time (field 22 of
-/// `/proc/PID/stat`), so that a recycled pid (`pid_max` is 32768 on these machines) is never
-/// taken for the same process.
-#[derive(Clone, Copy, Debug)]
-struct Proc {
-    pid: i32,
-    start: Option<u64>,
-}
-
-impl Proc {
-    /// Alive: the same process still exists and is not a zombie.
-    fn alive(&self) -> bool {
-        stat(self.pid).is_some_and(|(state, start)| Some(start) == self.start && state != "Z" && state != "X")
-    }
-}
-
-/// The state and the start time of `pid`, from `/proc/PID/stat` (fields after the last `)`).
-fn stat(pid: i32) -> Option<(String, u64)> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
-    Some((fields.first()?.to_string(), fields.get(19)?.parse().ok()?))
-}
-
-/// Waits up to five seconds for `p` to die.
-fn dies(p: Proc) -> bool {
-    for _ in 0..500 {
-        if !p.alive() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    false
-}
-
-/// The process a command recorded as `PID START` (its start time, read while it ran).
-fn read_proc(path: &Path) -> Result<Proc, Box<dyn std::error::Error>> {
-    let text = std::fs::read_to_string(path)?;
-    let mut words = text.split_whitespace();
-    let pid = words.next().ok_or("empty pid file")?.parse()?;
-    let start = words.next().ok_or("no start time")?.parse()?;
-    Ok(Proc { pid, start: Some(start) })
 }
 
 /// True when Landlock is there; otherwise says so loudly, for the test to check the warning.
@@ -113,8 +71,8 @@ async fn processes_that_leave_the_process_group_are_stopped_and_reported() -> Te
     .await;
     assert_eq!(out, ToolOutcome::ok("started\n(stopped 2 background processes it left running)"));
     for file in ["bg1", "bg2"] {
-        let p = read_proc(&fx.path(file))?;
-        assert!(dies(p), "{file}: process {p:?} survived the call");
+        let p = Proc::read(&fx.path(file))?;
+        assert!(p.dies_within(Duration::from_secs(10)), "{file}: process {p:?} survived the call");
     }
     Ok(())
 }
