@@ -16,7 +16,10 @@
 //!   [`is_secret`].
 //! - **SIGTERM and SIGHUP** to the harness (a `kill`, a closed terminal) first end every running
 //!   command's session, then exit with 128 + the signal number, see
-//!   [`end_commands_on_terminate_signals`].
+//!   [`end_commands_on_terminate_signals`]. A command is started and registered under one lock,
+//!   which [`end_all_sessions`] also takes and then closes, so no command escapes the ending by
+//!   being half started (forked and running, not yet registered) or started just after it, on any
+//!   runtime flavour.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -31,8 +34,20 @@ use landlock::RulesetCreated;
 use rustix::process::{Pid, PidfdFlags, Signal};
 use tokio::process::{Child, Command};
 
-/// Sessions of commands still running, for [`end_all_sessions`].
-static SESSIONS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// The sessions of commands still running, and whether [`end_all_sessions`] has closed the
+/// registry to new commands.
+struct Registry {
+    live: BTreeSet<i32>,
+    closed: bool,
+}
+
+/// Every running command's session, for [`end_all_sessions`]. [`spawn_shell`] holds the lock from
+/// before the fork until the new session is in `live`.
+static SESSIONS: Mutex<Registry> = Mutex::new(Registry { live: BTreeSet::new(), closed: false });
+
+fn sessions() -> std::sync::MutexGuard<'static, Registry> {
+    SESSIONS.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// How long [`Session::end`] keeps killing before it gives up on processes that will not die
 /// (a process stuck in the kernel, state `D`, dies only when the kernel lets it).
@@ -61,13 +76,6 @@ pub struct Session {
 }
 
 impl Session {
-    fn register(sid: Option<i32>) -> Self {
-        if let Some(sid) = sid {
-            SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).insert(sid);
-        }
-        Self { sid }
-    }
-
     /// Kills every live process of the session (SIGKILL) and waits until none is left, up to two
     /// seconds. Returns how many processes were killed; after the leader has been reaped, that
     /// is how many it left running in the background. Blocking, but short: a `/proc` scan per
@@ -81,7 +89,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         if let Some(sid) = self.sid {
             end_session(sid);
-            SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).remove(&sid);
+            sessions().live.remove(&sid);
         }
     }
 }
@@ -91,9 +99,13 @@ impl Drop for Session {
 /// [`command_env`] plus `PWD`, and, when given, the Landlock `sandbox` applied to the child alone
 /// just before `exec`.
 ///
+/// The spawn and the registration of the session happen under the registry's lock: once the
+/// command runs, [`end_all_sessions`] knows it.
+///
 /// # Errors
 /// The `io::Error` of the spawn, including one from the child's setup (`setsid`, `fchdir`,
-/// Landlock's `restrict_self`).
+/// Landlock's `restrict_self`); [`io::ErrorKind::Interrupted`] (`the harness is exiting`) once
+/// [`end_all_sessions`] has run.
 pub fn spawn_shell(
     command: &str,
     cwd: &Dir,
@@ -125,15 +137,31 @@ pub fn spawn_shell(
             Ok(())
         });
     }
+    // Held across the fork and exec: a SIGTERM handler on another thread must not take its list
+    // of sessions while this command already runs but is not in it yet. The child touches no
+    // lock before `exec`.
+    let mut registry = sessions();
+    if registry.closed {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "the harness is exiting"));
+    }
     let child = cmd.spawn()?;
     // The leader's pid is the session id.
     let sid = child.id().and_then(|id| i32::try_from(id).ok());
-    Ok((child, Session::register(sid)))
+    if let Some(sid) = sid {
+        registry.live.insert(sid);
+    }
+    Ok((child, Session { sid }))
 }
 
-/// Ends every running command's session; for the SIGTERM/SIGHUP handler.
+/// Ends every running command's session, for the SIGTERM/SIGHUP handler, and closes the registry:
+/// from then on [`spawn_shell`] refuses to start a command, so none starts between this call and
+/// the harness's exit. A spawn in progress on another thread finishes and registers first.
 pub fn end_all_sessions() {
-    let sids: Vec<i32> = SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).iter().copied().collect();
+    let sids: Vec<i32> = {
+        let mut registry = sessions();
+        registry.closed = true;
+        registry.live.iter().copied().collect()
+    };
     for sid in sids {
         end_session(sid);
     }
