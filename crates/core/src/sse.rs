@@ -27,6 +27,8 @@
 //!   rejected: a second `message_start` for a different message (two answers spliced together).
 //! - One streamed answer may accumulate at most [`MAX_ANSWER`] bytes of deltas.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -277,7 +279,9 @@ pub enum StreamEvent {
 
 impl StreamEvent {
     /// Types one frame. The name comes from `event:`, or from the data's `type` when the frame has
-    /// none.
+    /// none. The data is read straight into the fields the event uses (the private `wire`
+    /// module); only the rare events and deltas kept whole (`Unknown`, [`Delta::Other`]) read it
+    /// into a [`Value`].
     ///
     /// # Errors
     /// [`ApiError::Decode`] when the data is not JSON or a known event lacks a required field.
@@ -285,92 +289,101 @@ impl StreamEvent {
         if frame.event == "ping" {
             return Ok(StreamEvent::Ping);
         }
-        let data: Value = serde_json::from_str(&frame.data).map_err(|e| {
+        let not_json = |e: serde_json::Error| {
             ApiError::Decode(format!(
                 "the data of a {:?} event is not JSON ({e}): {}",
                 frame.event,
                 head(&frame.data)
             ))
-        })?;
+        };
+        let mut data = wire::EventData::read(&frame.data).map_err(not_json)?;
         let name = if frame.event == "message" {
-            data.get("type").and_then(Value::as_str).unwrap_or("message").to_owned()
+            data.kind.take().unwrap_or(Cow::Borrowed("message"))
         } else {
-            frame.event.clone()
+            Cow::Borrowed(frame.event.as_str())
         };
         let bad =
             |what: &str| ApiError::Decode(format!("a {name} event without {what}: {}", head(&frame.data)));
-        let index =
-            || data.get("index").and_then(Value::as_u64).map(|i| i as usize).ok_or_else(|| bad("an index"));
-        Ok(match name.as_str() {
+        let index = |index: Option<u64>| index.map(|i| i as usize).ok_or_else(|| bad("an index"));
+        // The data as a tree, for the rare events kept whole; it parsed above, so it parses again.
+        let whole = || serde_json::from_str::<Value>(&frame.data).map_err(not_json);
+        Ok(match name.as_ref() {
             "message_start" => {
-                let mut message =
-                    data.get("message").filter(|m| m.is_object()).ok_or_else(|| bad("a message"))?.clone();
-                // Some endpoints leave `content` out of message_start; it is empty by definition.
-                if let Value::Object(map) = &mut message
-                    && map.get("content").is_none_or(Value::is_null)
-                {
-                    map.insert("content".to_owned(), Value::Array(Vec::new()));
+                if !data.message {
+                    return Err(bad("a message"));
                 }
-                let message: MessagesResponse = serde_json::from_value(message)
-                    .map_err(|e| ApiError::Decode(format!("message_start: {e}")))?;
+                let message = match wire::message_start(&frame.data) {
+                    Some(message) => message,
+                    None => {
+                        // The rare shapes the typed reading leaves to `Value` (see `message_start`).
+                        let mut message = whole()?
+                            .get_mut("message")
+                            .map(Value::take)
+                            .filter(Value::is_object)
+                            .ok_or_else(|| bad("a message"))?;
+                        // Some endpoints leave `content` out of message_start; it is empty by definition.
+                        if let Value::Object(map) = &mut message
+                            && map.get("content").is_none_or(Value::is_null)
+                        {
+                            map.insert("content".to_owned(), Value::Array(Vec::new()));
+                        }
+                        serde_json::from_value(message)
+                            .map_err(|e| ApiError::Decode(format!("message_start: {e}")))?
+                    }
+                };
                 StreamEvent::MessageStart(Box::new(message))
             }
             "content_block_start" => {
-                let block = data
-                    .get("content_block")
-                    .filter(|b| b.is_object())
-                    .ok_or_else(|| bad("a content_block"))?;
-                StreamEvent::ContentBlockStart { index: index()?, block: block.clone() }
+                let block =
+                    data.content_block.filter(Value::is_object).ok_or_else(|| bad("a content_block"))?;
+                StreamEvent::ContentBlockStart { index: index(data.index)?, block }
             }
             "content_block_delta" => {
-                let delta = data.get("delta").filter(|d| d.is_object()).ok_or_else(|| bad("a delta"))?;
-                let string = |field: &str| {
-                    delta.get(field).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| bad(field))
-                };
-                let delta = match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => Delta::Text(string("text")?),
-                    Some("input_json_delta") => Delta::InputJson(string("partial_json")?),
-                    Some("thinking_delta") => Delta::Thinking(string("thinking")?),
-                    Some("signature_delta") => Delta::Signature(string("signature")?),
+                let delta = data.delta.ok_or_else(|| bad("a delta"))?;
+                let string =
+                    |field: Option<Cow<str>>, name: &str| field.map(Cow::into_owned).ok_or_else(|| bad(name));
+                let delta = match delta.kind.as_deref() {
+                    Some("text_delta") => Delta::Text(string(delta.text, "text")?),
+                    Some("input_json_delta") => Delta::InputJson(string(delta.partial_json, "partial_json")?),
+                    Some("thinking_delta") => Delta::Thinking(string(delta.thinking, "thinking")?),
+                    Some("signature_delta") => Delta::Signature(string(delta.signature, "signature")?),
                     Some("citations_delta") => {
-                        Delta::Citation(delta.get("citation").cloned().ok_or_else(|| bad("citation"))?)
+                        Delta::Citation(delta.citation.ok_or_else(|| bad("citation"))?)
                     }
-                    _ => Delta::Other(delta.clone()),
+                    _ => Delta::Other(
+                        whole()?.get_mut("delta").map(Value::take).ok_or_else(|| bad("a delta"))?,
+                    ),
                 };
-                StreamEvent::ContentBlockDelta { index: index()?, delta }
+                StreamEvent::ContentBlockDelta { index: index(data.index)?, delta }
             }
-            "content_block_stop" => StreamEvent::ContentBlockStop { index: index()? },
+            "content_block_stop" => StreamEvent::ContentBlockStop { index: index(data.index)? },
             "message_delta" => {
-                let delta = data.get("delta").cloned().unwrap_or(Value::Null);
-                let stop_reason = match delta.get("stop_reason") {
+                let delta = data.delta.unwrap_or_default();
+                let stop_reason = match delta.stop_reason {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(
-                        serde_json::from_value(v.clone())
+                        serde_json::from_value(v)
                             .map_err(|e| ApiError::Decode(format!("message_delta stop_reason: {e}")))?,
                     ),
                 };
-                let stop_sequence = delta.get("stop_sequence").and_then(Value::as_str).map(str::to_owned);
-                let stop_details = delta
-                    .get("stop_details")
-                    .filter(|d| d.is_object())
-                    .and_then(|d| serde_json::from_value(d.clone()).ok());
+                let stop_details =
+                    delta.stop_details.filter(Value::is_object).and_then(|d| serde_json::from_value(d).ok());
                 StreamEvent::MessageDelta {
                     stop_reason,
-                    stop_sequence,
+                    stop_sequence: delta.stop_sequence.map(Cow::into_owned),
                     stop_details,
-                    usage: data.get("usage").cloned().unwrap_or(Value::Null),
+                    usage: data.usage.unwrap_or(Value::Null),
                 }
             }
             "message_stop" => StreamEvent::MessageStop,
             "error" => {
-                let error = data.get("error");
-                let field = |f: &str| error.and_then(|e| e.get(f)).and_then(Value::as_str).map(str::to_owned);
+                let error = data.error.unwrap_or_default();
                 StreamEvent::Error {
-                    error_type: field("type").unwrap_or_else(|| "error".to_owned()),
-                    message: field("message").unwrap_or_else(|| head(&frame.data)),
+                    error_type: error.kind.map_or_else(|| "error".to_owned(), Cow::into_owned),
+                    message: error.message.map_or_else(|| head(&frame.data), Cow::into_owned),
                 }
             }
-            _ => StreamEvent::Unknown { event: name, data },
+            _ => StreamEvent::Unknown { event: name.into_owned(), data: whole()? },
         })
     }
 }
@@ -646,6 +659,9 @@ fn head(text: &str) -> String {
     }
     s
 }
+
+#[path = "sse_wire.rs"]
+mod wire;
 
 #[cfg(test)]
 #[path = "sse_tests.rs"]

@@ -260,3 +260,473 @@ fn thinking_blocks_are_kept_with_their_signature_and_unknown_events_ignored() {
         json!([{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"text","text":"hi"}])
     );
 }
+
+#[test]
+fn escapes_in_delta_strings_and_keys_are_unescaped() {
+    let delta = |data: &str| match StreamEvent::from_frame(&frame("content_block_delta", data)) {
+        Ok(StreamEvent::ContentBlockDelta { index: 0, delta }) => delta,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        delta(r#"{"index":0,"delta":{"type":"text_delta","text":"a\"b\\n\n\u00e9\ud83d\ude00\/"}}"#),
+        Delta::Text("a\"b\\n\né😀/".into())
+    );
+    assert_eq!(
+        delta(r#"{"index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"C:\\\\x"}}"#),
+        Delta::InputJson(r#"{"path": "C:\\x"#.into())
+    );
+    assert_eq!(delta(r#"{"index":0,"delta":{"\u0074ype":"thinking_delta","thin\u006bing":"é"}}"#), {
+        Delta::Thinking("é".into())
+    });
+}
+
+#[test]
+fn data_that_is_not_json_is_an_error_even_in_a_field_nothing_reads() {
+    for data in [r#"{"index":0,"note":"\ud800"}"#, r#"{"index":0,"n":1e400}"#, r#"{"index":0}x"#] {
+        let err = StreamEvent::from_frame(&frame("content_block_stop", data)).unwrap_err();
+        assert!(err.to_string().contains("content_block_stop\" event is not JSON"), "{data}: {err}");
+    }
+}
+
+#[test]
+fn fields_of_another_type_read_as_absent_and_the_last_of_two_keys_counts() {
+    let from = |event: &str, data: &str| StreamEvent::from_frame(&frame(event, data));
+    // A `type` that is not a string names no event: the frame stays a `message`.
+    assert_eq!(
+        from("message", r#"{"type":5,"index":0}"#),
+        Ok(StreamEvent::Unknown { event: "message".into(), data: json!({"type":5,"index":0}) })
+    );
+    assert_eq!(from("message", r#"{"type":"content_block_stop","index":3}"#), {
+        Ok(StreamEvent::ContentBlockStop { index: 3 })
+    });
+    for index in ["1.0", "-1", "\"0\"", "null", "18446744073709551616", "[0]", "{}"] {
+        let err = from("content_block_stop", &format!(r#"{{"index":{index}}}"#)).unwrap_err();
+        assert!(err.to_string().contains("a content_block_stop event without an index"), "{index}: {err}");
+    }
+    let err = from("content_block_stop", "[0]").unwrap_err();
+    assert!(err.to_string().contains("without an index"), "{err}");
+    assert_eq!(from("content_block_stop", r#"{"index":"x","index":2}"#), {
+        Ok(StreamEvent::ContentBlockStop { index: 2 })
+    });
+    let err =
+        from("content_block_delta", r#"{"index":0,"delta":{"type":"text_delta","text":7}}"#).unwrap_err();
+    assert!(err.to_string().contains("without text"), "{err}");
+    let err =
+        from("content_block_delta", r#"{"index":0,"delta":{"type":"text_delta","text":"a"},"delta":[]}"#)
+            .unwrap_err();
+    assert!(err.to_string().contains("without a delta"), "{err}");
+    assert_eq!(
+        from("content_block_delta", r#"{"index":0,"delta":{"type":7,"text":"a"}}"#),
+        Ok(StreamEvent::ContentBlockDelta { index: 0, delta: Delta::Other(json!({"type":7,"text":"a"})) })
+    );
+    let err = from("message_delta", r#"{"delta":{"stop_reason":5}}"#).unwrap_err();
+    assert!(err.to_string().contains("message_delta stop_reason: invalid type: integer `5`"), "{err}");
+    assert_eq!(
+        from("error", r#"{"error":{"type":1,"message":"m"}}"#),
+        Ok(StreamEvent::Error { error_type: "error".into(), message: "m".into() })
+    );
+}
+
+/// The rewrite of `from_frame` against the one it replaced (issue 16): the same event or the same
+/// error for every frame, including malformed, duplicated, escaped and mistyped data.
+mod same_as_the_value_path {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    /// `StreamEvent::from_frame` before issue 16: the whole data parsed into a `Value`, then the
+    /// fields picked from it. Kept here only as the oracle the rewrite is checked against.
+    fn from_frame_via_value(frame: &Frame) -> Result<StreamEvent, ApiError> {
+        if frame.event == "ping" {
+            return Ok(StreamEvent::Ping);
+        }
+        let data: Value = serde_json::from_str(&frame.data).map_err(|e| {
+            ApiError::Decode(format!(
+                "the data of a {:?} event is not JSON ({e}): {}",
+                frame.event,
+                head(&frame.data)
+            ))
+        })?;
+        let name = if frame.event == "message" {
+            data.get("type").and_then(Value::as_str).unwrap_or("message").to_owned()
+        } else {
+            frame.event.clone()
+        };
+        let bad =
+            |what: &str| ApiError::Decode(format!("a {name} event without {what}: {}", head(&frame.data)));
+        let index =
+            || data.get("index").and_then(Value::as_u64).map(|i| i as usize).ok_or_else(|| bad("an index"));
+        Ok(match name.as_str() {
+            "message_start" => {
+                let mut message =
+                    data.get("message").filter(|m| m.is_object()).ok_or_else(|| bad("a message"))?.clone();
+                // Some endpoints leave `content` out of message_start; it is empty by definition.
+                if let Value::Object(map) = &mut message
+                    && map.get("content").is_none_or(Value::is_null)
+                {
+                    map.insert("content".to_owned(), Value::Array(Vec::new()));
+                }
+                let message: MessagesResponse = serde_json::from_value(message)
+                    .map_err(|e| ApiError::Decode(format!("message_start: {e}")))?;
+                StreamEvent::MessageStart(Box::new(message))
+            }
+            "content_block_start" => {
+                let block = data
+                    .get("content_block")
+                    .filter(|b| b.is_object())
+                    .ok_or_else(|| bad("a content_block"))?;
+                StreamEvent::ContentBlockStart { index: index()?, block: block.clone() }
+            }
+            "content_block_delta" => {
+                let delta = data.get("delta").filter(|d| d.is_object()).ok_or_else(|| bad("a delta"))?;
+                let string = |field: &str| {
+                    delta.get(field).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| bad(field))
+                };
+                let delta = match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => Delta::Text(string("text")?),
+                    Some("input_json_delta") => Delta::InputJson(string("partial_json")?),
+                    Some("thinking_delta") => Delta::Thinking(string("thinking")?),
+                    Some("signature_delta") => Delta::Signature(string("signature")?),
+                    Some("citations_delta") => {
+                        Delta::Citation(delta.get("citation").cloned().ok_or_else(|| bad("citation"))?)
+                    }
+                    _ => Delta::Other(delta.clone()),
+                };
+                StreamEvent::ContentBlockDelta { index: index()?, delta }
+            }
+            "content_block_stop" => StreamEvent::ContentBlockStop { index: index()? },
+            "message_delta" => {
+                let delta = data.get("delta").cloned().unwrap_or(Value::Null);
+                let stop_reason = match delta.get("stop_reason") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(
+                        serde_json::from_value(v.clone())
+                            .map_err(|e| ApiError::Decode(format!("message_delta stop_reason: {e}")))?,
+                    ),
+                };
+                let stop_sequence = delta.get("stop_sequence").and_then(Value::as_str).map(str::to_owned);
+                let stop_details = delta
+                    .get("stop_details")
+                    .filter(|d| d.is_object())
+                    .and_then(|d| serde_json::from_value(d.clone()).ok());
+                StreamEvent::MessageDelta {
+                    stop_reason,
+                    stop_sequence,
+                    stop_details,
+                    usage: data.get("usage").cloned().unwrap_or(Value::Null),
+                }
+            }
+            "message_stop" => StreamEvent::MessageStop,
+            "error" => {
+                let error = data.get("error");
+                let field = |f: &str| error.and_then(|e| e.get(f)).and_then(Value::as_str).map(str::to_owned);
+                StreamEvent::Error {
+                    error_type: field("type").unwrap_or_else(|| "error".to_owned()),
+                    message: field("message").unwrap_or_else(|| head(&frame.data)),
+                }
+            }
+            _ => StreamEvent::Unknown { event: name, data },
+        })
+    }
+
+    type Entry = (String, String);
+
+    fn quoted(names: &'static [&'static str]) -> impl Strategy<Value = String> + Clone {
+        select(names).prop_map(|s| format!("\"{s}\""))
+    }
+
+    fn string() -> impl Strategy<Value = String> + Clone {
+        let valid: &'static [&'static str] =
+            &["a", "é", " ", "\\\"", "\\\\", "\\n", "\\/", "\\u00e9", "\\u0000", "\\ud83d\\ude00", "\u{7f}"];
+        let invalid: &'static [&'static str] = &["\\ud800", "\\udc00", "\\ud800\\n", "\\x", "\\u12", "\n"];
+        let names: &'static [&'static str] = &[
+            "message_start",
+            "content_block_delta",
+            "content_block_stop",
+            "text_delta",
+            "input_json_delta",
+            "citations_delta",
+            "tool_use",
+            "end_turn",
+            "text",
+        ];
+        let pieces = |pieces: &'static [&'static str]| {
+            prop::collection::vec(select(pieces), 0..4).prop_map(|p| format!("\"{}\"", p.concat()))
+        };
+        prop_oneof![
+            3 => select(names).prop_map(|s| format!("\"{s}\"")),
+            3 => pieces(valid),
+            1 => pieces(invalid),
+        ]
+    }
+
+    fn number() -> impl Strategy<Value = String> + Clone {
+        let valid: &'static [&'static str] = &[
+            "0",
+            "2",
+            "-1",
+            "-0",
+            "1.0",
+            "0.5",
+            "1e2",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775809",
+        ];
+        let invalid: &'static [&'static str] = &["1e400", "01", "1.", "-"];
+        prop_oneof![4 => select(valid), 1 => select(invalid)].prop_map(str::to_owned)
+    }
+
+    fn key() -> impl Strategy<Value = String> + Clone {
+        quoted(&[
+            "type",
+            "index",
+            "message",
+            "content_block",
+            "delta",
+            "usage",
+            "error",
+            "text",
+            "partial_json",
+            "citation",
+            "stop_reason",
+            "stop_sequence",
+            "stop_details",
+            "content",
+            "id",
+            "input",
+            "x",
+            "te\\u0078t",
+            "\\u0074ype",
+            "output_tokens",
+        ])
+    }
+
+    fn object(entries: impl Strategy<Value = Entry>) -> impl Strategy<Value = String> {
+        prop::collection::vec(entries, 0..5).prop_map(|entries| {
+            let entries: Vec<String> = entries.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+            format!("{{{}}}", entries.join(","))
+        })
+    }
+
+    fn value() -> impl Strategy<Value = String> + Clone {
+        let leaf = prop_oneof![Just("null".to_owned()), Just("true".to_owned()), number(), string()];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+                object((key(), inner)),
+            ]
+        })
+    }
+
+    fn named(name: &'static str, value: impl Strategy<Value = String>) -> impl Strategy<Value = Entry> {
+        value.prop_map(move |v| (format!("\"{name}\""), v))
+    }
+
+    fn delta() -> impl Strategy<Value = String> {
+        let kinds = quoted(&[
+            "text_delta",
+            "input_json_delta",
+            "thinking_delta",
+            "signature_delta",
+            "citations_delta",
+            "future_delta",
+        ]);
+        let field = quoted(&["text", "partial_json", "thinking", "signature", "stop_sequence", "citation"]);
+        prop_oneof![
+            1 => value(),
+            4 => object(prop_oneof![
+                named("type", prop_oneof![kinds, value()]),
+                (field, prop_oneof![string(), value()]),
+                named("stop_reason", prop_oneof![quoted(&["end_turn", "refusal"]), value()]),
+                named("stop_details", prop_oneof![Just(r#"{"type":"refusal","explanation":"No."}"#.to_owned()), value()]),
+                (key(), value()),
+            ]),
+        ]
+    }
+
+    fn message() -> impl Strategy<Value = String> {
+        let content = prop_oneof![
+            Just("null".to_owned()),
+            Just("[]".to_owned()),
+            Just(r#"[{"type":"text","text":"hi"}]"#.to_owned()),
+            value()
+        ];
+        prop_oneof![
+            1 => value(),
+            4 => object(prop_oneof![
+                named("id", prop_oneof![quoted(&["m", "m2"]), value()]),
+                named("content", content),
+                named("role", prop_oneof![quoted(&["assistant"]), value()]),
+                named("stop_reason", prop_oneof![Just("null".to_owned()), value()]),
+                named("usage", usage()),
+                (key(), value()),
+            ]),
+        ]
+    }
+
+    fn usage() -> impl Strategy<Value = String> + Clone {
+        let counts = quoted(&["input_tokens", "output_tokens", "cache_read_input_tokens"]);
+        prop_oneof![value(), object((counts, prop_oneof![number(), value()])).boxed()]
+    }
+
+    /// Extra entries around the ones an event needs, before or after them.
+    fn with_extras(needed: impl Strategy<Value = Vec<Entry>>) -> impl Strategy<Value = String> {
+        (needed, prop::collection::vec((key(), value()), 0..2), any::<bool>()).prop_map(
+            |(needed, extras, first)| {
+                let (a, b) = if first { (extras, needed) } else { (needed, extras) };
+                let entries: Vec<String> = a.into_iter().chain(b).map(|(k, v)| format!("{k}:{v}")).collect();
+                format!("{{{}}}", entries.join(","))
+            },
+        )
+    }
+
+    fn entry(key: &str, value: impl Into<String>) -> Entry {
+        (format!("\"{key}\""), value.into())
+    }
+
+    /// Data shaped like a real event of each kind, with some of its values off.
+    fn event_data() -> impl Strategy<Value = String> {
+        let index = || prop_oneof![4 => Just("0".to_owned()), 1 => number(), 1 => value()];
+        let kinds: &'static [(&'static str, &'static str)] = &[
+            ("text_delta", "text"),
+            ("input_json_delta", "partial_json"),
+            ("thinking_delta", "thinking"),
+            ("signature_delta", "signature"),
+            ("citations_delta", "citation"),
+            ("future_delta", "text"),
+        ];
+        let good_delta = with_extras((select(kinds), prop_oneof![4 => string(), 1 => value()]).prop_map(
+            |((kind, field), text)| vec![entry("type", format!("\"{kind}\"")), entry(field, text)],
+        ));
+        let cb_delta =
+            (index(), prop_oneof![4 => good_delta.boxed(), 1 => delta().boxed()]).prop_map(|(i, d)| {
+                vec![entry("type", "\"content_block_delta\""), entry("index", i), entry("delta", d)]
+            });
+        let block = prop_oneof![
+            Just(r#"{"type":"text","text":""}"#.to_owned()),
+            Just(r#"{"type":"tool_use","id":"t","name":"bash","input":{}}"#.to_owned()),
+            value(),
+        ];
+        let cb_start = (index(), block).prop_map(|(i, b)| {
+            vec![entry("type", "\"content_block_start\""), entry("index", i), entry("content_block", b)]
+        });
+        let cb_stop = index().prop_map(|i| vec![entry("type", "\"content_block_stop\""), entry("index", i)]);
+        let start = message().prop_map(|m| vec![entry("type", "\"message_start\""), entry("message", m)]);
+        let m_delta = (delta(), usage()).prop_map(|(d, u)| {
+            vec![entry("type", "\"message_delta\""), entry("delta", d), entry("usage", u)]
+        });
+        prop_oneof![
+            with_extras(cb_delta),
+            with_extras(cb_start),
+            with_extras(cb_stop),
+            with_extras(start),
+            with_extras(m_delta),
+        ]
+    }
+
+    fn data() -> impl Strategy<Value = String> {
+        let events = quoted(&[
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+            "ping",
+            "error",
+            "future_event",
+        ]);
+        let block = prop_oneof![
+            value(),
+            object(prop_oneof![
+                named("type", prop_oneof![quoted(&["text", "tool_use", "thinking"]), value()]),
+                (key(), value()),
+            ])
+        ];
+        let error = prop_oneof![
+            value(),
+            object(prop_oneof![
+                named("type", prop_oneof![string(), value()]),
+                named("message", prop_oneof![string(), value()]),
+                (key(), value()),
+            ])
+        ];
+        prop_oneof![
+            1 => value(),
+            6 => object(prop_oneof![
+                named("type", prop_oneof![events, value()]),
+                named("index", prop_oneof![number(), value()]),
+                named("delta", delta()),
+                named("message", message()),
+                named("content_block", block),
+                named("usage", usage()),
+                named("error", error),
+                (key(), value()),
+            ]),
+        ]
+    }
+
+    /// Data, sometimes cut short or followed by junk.
+    fn maybe_broken(data: String, cut: prop::sample::Index, how: u8) -> String {
+        match how {
+            0 => {
+                let mut at = cut.index(data.len() + 1);
+                while !data.is_char_boundary(at) {
+                    at -= 1;
+                }
+                data[..at].to_owned()
+            }
+            1 => format!("{data} x"),
+            _ => data,
+        }
+    }
+
+    #[test]
+    fn message_starts_that_the_typed_reading_leaves_to_the_value_path_read_the_same() {
+        let messages = [
+            r#"{"id":"m","content":[],"usage":{"input_tokens":5,"output_tokens":1}}"#,
+            r#"{"id":"m","role":"assistant"}"#,
+            r#"{"id":"m","content":null,"stop_reason":null}"#,
+            r#"{"id":"m","content":null,"stop_reason":"end_turn"}"#,
+            r#"{"id":"m","id":"m2","content":[]}"#,
+            r#"{"id":5,"content":[]}"#,
+            r#"{"id":"m","content":[],"usage":{"input_tokens":1.5}}"#,
+            r#"{"id":"m","content":[],"usage":{"cache_read_input_tokens":3,"cache_read_input_tokens":4}}"#,
+            r#"{"id":"m","content":[{"type":"text","text":"a\u00e9"},{"type":"x","y":[1]}]}"#,
+            r#"{"id":"m","content":[],"stop_details":{"type":"refusal","extra":"\ud83d\ude00"}}"#,
+            r#"{"id":"m","content":[],"note":"\ud800"}"#,
+            r#"{"id":"m","content":{}}"#,
+            r#"{"id":"m","role":"user","content":[]}"#,
+            r#"{"id":"m","role":{"assistant":null},"content":[]}"#,
+            r#"{"content":[],"usage":{"output_tokens":18446744073709551616}}"#,
+        ];
+        for message in messages {
+            for data in [
+                format!(r#"{{"type":"message_start","message":{message}}}"#),
+                format!(r#"{{"message":{message},"message":{message}}}"#),
+            ] {
+                let frame = frame("message_start", &data);
+                assert_eq!(StreamEvent::from_frame(&frame), from_frame_via_value(&frame), "{data}");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 10000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn every_frame_reads_as_it_did_through_a_value(
+            event in prop_oneof![2 => Just("message"), 1 => select(&[
+                "message", "message_start", "content_block_start", "content_block_delta",
+                "content_block_stop", "message_delta", "message_stop", "ping", "error", "future_event",
+            ][..])],
+            data in prop_oneof![data(), event_data()],
+            cut in any::<prop::sample::Index>(),
+            how in 0u8..16,
+        ) {
+            let frame = frame(event, &maybe_broken(data, cut, how));
+            prop_assert_eq!(StreamEvent::from_frame(&frame), from_frame_via_value(&frame), "{:?}", frame);
+        }
+    }
+}
