@@ -99,13 +99,22 @@ impl SseParser {
                     break;
                 }
                 Some(i) => {
-                    self.line.extend_from_slice(&rest[..i]);
                     self.after_cr = rest[i] == b'\r';
+                    let frame = if self.line.is_empty() {
+                        // The whole line is in this chunk: read it in place.
+                        self.line_done(&rest[..i])?
+                    } else {
+                        // Its start came in an earlier chunk. The buffer is lent out and given
+                        // back, so its capacity serves the next cut line.
+                        let mut line = std::mem::take(&mut self.line);
+                        line.extend_from_slice(&rest[..i]);
+                        let frame = self.line_done(&line);
+                        line.clear();
+                        self.line = line;
+                        frame?
+                    };
                     rest = &rest[i + 1..];
-                    let line = std::mem::take(&mut self.line);
-                    if let Some(frame) = self.line_done(&line)? {
-                        out.push(frame);
-                    }
+                    out.extend(frame);
                 }
             }
         }
@@ -147,8 +156,9 @@ impl SseParser {
             if !std::mem::take(&mut self.has_data) {
                 return Ok(None);
             }
-            let mut data = std::mem::take(&mut self.data);
-            data.pop(); // the '\n' after the last data line
+            // Without the '\n' after the last data line; the buffer keeps its capacity.
+            let data = self.data.strip_suffix('\n').unwrap_or(&self.data).to_owned();
+            self.data.clear();
             let event = if event.is_empty() { "message".to_owned() } else { event };
             return Ok(Some(Frame { event, data }));
         }

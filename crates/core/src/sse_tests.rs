@@ -37,6 +37,17 @@ fn a_cr_at_a_chunk_end_does_not_double_the_line_ending() {
 }
 
 #[test]
+fn lines_cut_across_chunks_and_whole_lines_mix_without_leftovers() {
+    let mut p = SseParser::new();
+    let mut got = p.push(b"event: a\ndata: lo").unwrap();
+    got.extend(p.push(b"ng da").unwrap());
+    got.extend(p.push(b"ta\n\nevent: b\ndata: 2\n\ndata: x").unwrap());
+    got.extend(p.push(b"\n\n").unwrap());
+    assert_eq!(got, vec![frame("a", "long data"), frame("b", "2"), frame("message", "x")]);
+    assert!(!p.has_partial());
+}
+
+#[test]
 fn invalid_utf8_is_a_decode_error() {
     let err = parse_all(b"data: \xff\n\n").unwrap_err();
     assert!(matches!(err, ApiError::Decode(_)), "{err}");
