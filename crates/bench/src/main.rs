@@ -15,6 +15,7 @@
 //! `info` for a figure reported without a bound), and exits 1 when any figure fails. It is not part
 //! of `cargo test`; BENCHMARKS.md records the last run and what dominates each figure.
 
+mod bash_call;
 mod child;
 mod report;
 mod request;

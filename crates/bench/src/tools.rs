@@ -1,6 +1,7 @@
 //! Tools (issue 7), in process through `DispatchMap::dispatch`: `glob "**/*.rs"` over a generated
 //! tree of 100,000 files, and `read_file` with `limit: 10` on a 100 MB file, with the bytes this
-//! process read (`rchar` of `/proc/self/io`) and its peak RSS above the RSS before the call.
+//! process read (`rchar` of `/proc/self/io`) and its peak RSS above the RSS before the call; then
+//! what the sandbox and the session add to one `bash` call ([`crate::bash_call`], issue 13).
 
 use std::io::Write;
 use std::path::Path;
@@ -130,5 +131,7 @@ pub fn tools(report: &mut Report, scale: Scale) -> Result<(), String> {
     let t = Instant::now();
     drop(dir);
     report.info("remove the tree and file (not counted)", ms(t.elapsed()), "ms");
-    Ok(())
+
+    println!("\n== one bash call: what the sandbox and the session add (issue 13)");
+    crate::bash_call::bash_call(report, scale)
 }
