@@ -158,7 +158,8 @@ pub fn serialisation(report: &mut Report, scale: Scale) -> Result<(), String> {
 pub fn rebuild_cost(body: &serde_json::Value) -> Result<Duration, String> {
     let history: Vec<Message> =
         serde_json::from_value(body["messages"].clone()).map_err(|e| e.to_string())?;
-    let tools = serde_json::from_value(body["tools"].clone()).map_err(|e| e.to_string())?;
+    let tools: std::sync::Arc<[agent_core::messages::ToolSpec]> =
+        serde_json::from_value(body["tools"].clone()).map_err(|e| e.to_string())?;
     let system = body["system"].as_str().unwrap_or_default().to_owned();
     Ok(time(21, || {
         let req = MessagesRequest {
@@ -166,7 +167,7 @@ pub fn rebuild_cost(body: &serde_json::Value) -> Result<Duration, String> {
             max_tokens: 8000,
             system: system.clone(),
             messages: normalize_messages(&history),
-            tools: Vec::clone(&tools),
+            tools: std::sync::Arc::clone(&tools),
             stream: None,
         };
         std::hint::black_box(serde_json::to_vec(&req).ok());

@@ -35,7 +35,7 @@ use crate::error::ApiError;
 use crate::extension::{CallRecord, Decision, Extension, LoopContext};
 use crate::messages::{ContentBlock, Message, MessagesRequest, MessagesResponse, StopReason, Usage};
 use crate::model::Model;
-use crate::normalize::normalize_messages;
+use crate::normalize::Normalizer;
 use crate::ui::Ui;
 
 /// The course's `max_tokens`.
@@ -73,6 +73,8 @@ pub struct Agent {
     pub session_usage: UsageTotals,
     /// Requests and tokens of the current turn; [`Agent::run_turn`] resets it.
     stats: UsageTotals,
+    /// `normalize_messages`, keeping the part of the history that can no longer change.
+    normalizer: std::sync::Mutex<Normalizer>,
     /// The usage of the last response, as [`Extension::pre_inference`] sees it.
     last_usage: Option<Usage>,
 }
@@ -158,6 +160,7 @@ impl Agent {
             session_usage: UsageTotals::default(),
             stats: UsageTotals::default(),
             last_usage: None,
+            normalizer: std::sync::Mutex::new(Normalizer::new()),
         }
     }
 
@@ -216,13 +219,15 @@ impl Agent {
         ));
     }
 
-    /// The request `agent_loop` sends for `history`.
+    /// The request `agent_loop` sends for `history`: its messages are
+    /// `normalize_messages(history)`, computed incrementally (see [`Normalizer`]).
     pub fn request(&self, history: &[Message]) -> MessagesRequest {
+        let messages = self.normalizer.lock().unwrap_or_else(|p| p.into_inner()).normalize(history);
         MessagesRequest {
             model: self.model_id.clone(),
             max_tokens: self.max_tokens,
             system: self.system.clone(),
-            messages: normalize_messages(history),
+            messages,
             tools: self.tools.specs(),
             stream: None,
         }

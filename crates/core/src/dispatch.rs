@@ -294,6 +294,9 @@ impl ToolOutcome {
 pub struct DispatchMap {
     tools: Vec<Arc<dyn Tool>>,
     index: HashMap<String, usize>,
+    /// The tools' specs, built once at registration and shared by every request (issue 16:
+    /// building them anew each round cost a tenth of a round's instructions).
+    specs: Arc<[ToolSpec]>,
 }
 
 impl DispatchMap {
@@ -306,14 +309,20 @@ impl DispatchMap {
     /// old one in its place.
     pub fn register(&mut self, tool: impl Tool + 'static) -> &mut Self {
         let tool: Arc<dyn Tool> = Arc::new(tool);
-        let name = tool.spec().name;
-        match self.index.get(&name) {
-            Some(&i) => self.tools[i] = tool,
+        let spec = tool.spec();
+        let mut specs = self.specs.to_vec();
+        match self.index.get(&spec.name) {
+            Some(&i) => {
+                self.tools[i] = tool;
+                specs[i] = spec;
+            }
             None => {
-                self.index.insert(name, self.tools.len());
+                self.index.insert(spec.name.clone(), self.tools.len());
                 self.tools.push(tool);
+                specs.push(spec);
             }
         }
+        self.specs = specs.into();
         self
     }
 
@@ -323,14 +332,15 @@ impl DispatchMap {
         self
     }
 
-    /// The tool definitions for the request's `tools`, in registration order.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+    /// The tool definitions for the request's `tools`, in registration order. Each tool's
+    /// [`Tool::spec`] is asked once, when it is registered; every request shares this list.
+    pub fn specs(&self) -> Arc<[ToolSpec]> {
+        Arc::clone(&self.specs)
     }
 
     /// The registered names, in order.
     pub fn names(&self) -> Vec<String> {
-        self.tools.iter().map(|t| t.spec().name).collect()
+        self.specs.iter().map(|s| s.name.clone()).collect()
     }
 
     /// Whether the tool of that name shows its own output ([`Tool::displays_output`]).

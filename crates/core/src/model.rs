@@ -149,7 +149,7 @@ mod tests {
             max_tokens: 10,
             system: String::new(),
             messages: vec![Message::user_text("hi")],
-            tools: vec![],
+            tools: Vec::new().into(),
             stream: None,
         }
     }

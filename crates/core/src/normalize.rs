@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::messages::{ContentBlock, Message, MessageContent, Role, ToolResultBlock, ToolUseBlock};
+use crate::messages::{ContentBlock, Extra, Message, MessageContent, Role, ToolResultBlock, ToolUseBlock};
 
 /// The `tool_result` content given to a `tool_use` that never got one.
 pub const CANCELLED: &str = "(cancelled)";
@@ -46,17 +46,98 @@ pub const UNNAMED: &str = "unnamed_tool";
 
 /// Returns the repaired copy of `history` to send; `history` itself is left untouched.
 pub fn normalize_messages(history: &[Message]) -> Vec<Message> {
+    normalize_after(history, 0, &HashSet::new()).0
+}
+
+/// `normalize_messages` for the messages after a part already sent: `history` is what follows
+/// it, `offset` the number of messages that part holds once normalised, and `taken` the `tool_use`
+/// ids it sent. Also returns, for each merged message, the index in `history` of its last source
+/// message (an inserted message has none, so the list may be one shorter than the output).
+fn normalize_after(
+    history: &[Message],
+    offset: usize,
+    taken: &HashSet<Box<str>>,
+) -> (Vec<Message>, Vec<usize>) {
     // Steps 1 and 3, with the empty text blocks and empty messages dropped on the way.
     let mut out: Vec<Message> = Vec::with_capacity(history.len() + 1);
-    for message in history {
+    let mut sources: Vec<usize> = Vec::with_capacity(history.len());
+    for (i, message) in history.iter().enumerate() {
         if let Some(content) = clean(&message.content) {
-            push_merged(&mut out, Message { role: message.role, content, extra: Map::new() });
+            if out.last().is_some_and(|last| last.role == message.role) {
+                sources.pop();
+            }
+            push_merged(&mut out, Message { role: message.role, content, extra: Extra::new() });
+            sources.push(i);
         }
     }
     // Step 2, with the tool_use ids, names and inputs made valid first.
-    pair_tool_calls(&mut out);
+    pair_tool_calls(&mut out, offset, taken);
     trim_final_assistant(&mut out);
-    out
+    (out, sources)
+}
+
+/// `normalize_messages` made incremental, for a loop that sends a growing history again and again
+/// (issue 16: a full pass over 2,000 messages with a set of every id was 40% of a round's work).
+///
+/// It keeps the normalised copy of a prefix of the history that can no longer change: it ends
+/// with a user message that has a message after it, so nothing appended later can merge into
+/// it, answer its calls or trim it. Each call checks that this prefix is still the start of the
+/// history (messages share their blocks, so this compares pointers), normalises only what follows
+/// with the prefix's `tool_use` ids taken, and moves the prefix forward. A history rewritten
+/// inside the prefix (an extension's compaction, a removed turn, `/clear`) is normalised from the
+/// start again. The result is always equal to `normalize_messages(history)`; a property test
+/// checks it on random histories.
+#[derive(Debug, Default)]
+pub struct Normalizer {
+    /// The history messages the kept prefix was made from, sharing their blocks.
+    source: Vec<Message>,
+    /// Their normalised copy, as sent.
+    sent: Vec<Message>,
+    /// The `tool_use` ids in `sent`.
+    taken: HashSet<Box<str>>,
+}
+
+impl Normalizer {
+    /// A normalizer with nothing kept.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Returns `normalize_messages(history)`, reusing the work of earlier calls.
+    pub fn normalize(&mut self, history: &[Message]) -> Vec<Message> {
+        let kept = self.source.len();
+        let same = |(a, b): (&Message, &Message)| a.role == b.role && a.content == b.content;
+        if history.len() < kept || !self.source.iter().zip(history).all(same) {
+            *self = Self::default();
+        }
+        let kept = self.source.len();
+        let (tail, sources) = normalize_after(&history[kept..], self.sent.len(), &self.taken);
+        if kept > 0 && tail.first().is_some_and(|m| m.role == Role::User) {
+            // The kept prefix ends with a user message, and what follows now starts with one
+            // (a turn was removed and a new prompt added): they merge, so start again.
+            *self = Self::default();
+            return self.normalize(history);
+        }
+        let mut out = Vec::with_capacity(self.sent.len() + tail.len());
+        out.extend_from_slice(&self.sent);
+        out.extend_from_slice(&tail);
+        // Move the kept prefix up to the last user message that has a merged message after it.
+        let last_user = (0..sources.len().saturating_sub(1)).rev().find(|&j| tail[j].role == Role::User);
+        if let Some(j) = last_user {
+            self.source.extend_from_slice(&history[kept..=kept + sources[j]]);
+            for message in &tail[..=j] {
+                if let MessageContent::Blocks(blocks) = &message.content {
+                    for block in blocks.iter() {
+                        if let ContentBlock::ToolUse(call) = block {
+                            self.taken.insert(call.id.as_str().into());
+                        }
+                    }
+                }
+            }
+            self.sent.extend(tail.into_iter().take(j + 1));
+        }
+        out
+    }
 }
 
 /// One `tool_use` of an assistant message: its id in the history, the id sent instead when it
@@ -76,7 +157,8 @@ impl Call<'_> {
 }
 
 /// Makes every `tool_use` valid and unique, and answers each in the next message (step 2).
-fn pair_tool_calls(out: &mut Vec<Message>) {
+/// `offset` and `taken` describe the part sent before `out` (see [`normalize_after`]).
+fn pair_tool_calls(out: &mut Vec<Message>, offset: usize, taken: &HashSet<Box<str>>) {
     // The assistant messages' blocks as they are before any repair, in order: the ids in `seen`
     // and `calls` borrow from them, so an id that needs no repair is never copied. (Only an
     // assistant message's own repair changes its blocks, and inserted messages are user ones.)
@@ -90,7 +172,7 @@ fn pair_tool_calls(out: &mut Vec<Message>) {
         .collect();
     let mut before = before.iter();
     // Sized for a call per assistant message, so the set is not rehashed as it grows.
-    let mut seen: HashSet<Cow<str>> = HashSet::with_capacity(out.len() / 2 + 1);
+    let mut seen = Seen { taken, new: HashSet::with_capacity(out.len() / 2 + 1) };
     let mut calls: Vec<Call> = Vec::new();
     let mut i = 0;
     while i < out.len() {
@@ -99,7 +181,7 @@ fn pair_tool_calls(out: &mut Vec<Message>) {
             if matches!(out[i].content, MessageContent::Blocks(_))
                 && let Some(blocks) = before.next()
             {
-                repair_tool_uses(&mut out[i], blocks, &mut seen, i, &mut calls);
+                repair_tool_uses(&mut out[i], blocks, &mut seen, offset + i, &mut calls);
             }
             if !calls.is_empty() && out.get(i + 1).is_none_or(|m| m.role != Role::User) {
                 out.insert(i + 1, Message::user_blocks(Vec::new()));
@@ -117,7 +199,7 @@ fn pair_tool_calls(out: &mut Vec<Message>) {
 fn repair_tool_uses<'a>(
     message: &mut Message,
     blocks: &'a [ContentBlock],
-    seen: &mut HashSet<Cow<'a, str>>,
+    seen: &mut Seen<'_, 'a>,
     index: usize,
     calls: &mut Vec<Call<'a>>,
 ) {
@@ -141,15 +223,28 @@ fn repair_tool_uses<'a>(
     }
 }
 
+/// The `tool_use` ids of a request so far: those of a part sent before (`taken`) and the new
+/// ones, which borrow from the blocks when they need no repair.
+struct Seen<'t, 'a> {
+    taken: &'t HashSet<Box<str>>,
+    new: HashSet<Cow<'a, str>>,
+}
+
+impl<'a> Seen<'_, 'a> {
+    fn contains(&self, id: &str) -> bool {
+        self.taken.contains(id) || self.new.contains(id)
+    }
+
+    /// Adds `id`; `false` when it was there already.
+    fn insert(&mut self, id: Cow<'a, str>) -> bool {
+        !self.taken.contains(id.as_ref()) && self.new.insert(id)
+    }
+}
+
 /// The id to send instead of `raw`, or `None` to send `raw` itself; either way unique among
 /// `seen`, which then holds it. Characters outside `[a-zA-Z0-9_-]` become `_`, an empty id is
 /// named after its place, a repeat gets a suffix.
-fn unique_id<'a>(
-    raw: &'a str,
-    seen: &mut HashSet<Cow<'a, str>>,
-    index: usize,
-    block: usize,
-) -> Option<String> {
+fn unique_id<'a>(raw: &'a str, seen: &mut Seen<'_, 'a>, index: usize, block: usize) -> Option<String> {
     let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     // The common case: a valid id not seen before is sent as it is, and kept without a copy.
     if !raw.is_empty() && raw.chars().all(valid) && seen.insert(Cow::Borrowed(raw)) {

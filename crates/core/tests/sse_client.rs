@@ -33,7 +33,7 @@ fn request() -> MessagesRequest {
         max_tokens: 100,
         system: String::new(),
         messages: vec![Message::user_text("hi")],
-        tools: vec![],
+        tools: Vec::new().into(),
         stream: None,
     }
 }

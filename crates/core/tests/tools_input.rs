@@ -59,7 +59,7 @@ fn sample(schema: &Value) -> (Value, Value) {
 #[test]
 fn every_schema_agrees_with_the_argument_type_that_reads_it() -> TestResult {
     let fx = Fixture::new()?;
-    for spec in fx.map.specs() {
+    for spec in fx.map.specs().iter() {
         let name = spec.name.as_str();
         let properties = spec.input_schema["properties"].as_object().cloned().unwrap_or_default();
         let required: Vec<&str> = spec.input_schema["required"]

@@ -29,14 +29,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::value::RawValue;
 
 use self::retry::RetryHints;
 pub use self::retry::{RetryPolicy, is_retryable_status};
+pub use self::wire::{RequestBody, SEGMENT};
 use crate::config::{AuthType, Config};
 use crate::error::head;
 pub use crate::error::{ApiError, parse_error};
-use crate::messages::{Message, MessagesRequest, MessagesResponse};
+use crate::messages::{MessagesRequest, MessagesResponse};
 use crate::sse::{Delta, MessageAccumulator, SseParser, StreamEvent};
 
 /// The `anthropic-version` header value.
@@ -81,14 +81,14 @@ pub type OnText<'a> = &'a mut (dyn FnMut(&str) + Send);
 /// turns that off for the plain JSON path. Both return the same [`MessagesResponse`].
 pub struct AnthropicClient {
     http: reqwest::Client,
-    url: String,
+    url: reqwest::Url,
     retry: RetryPolicy,
     timeouts: Timeouts,
     stream: bool,
     /// Where retry notices go (stderr in the binaries; a buffer in tests).
     notify: Box<dyn Fn(&str) + Send + Sync>,
-    /// The previous request's messages with their JSON, reused by [`AnthropicClient::body`].
-    wire_cache: std::sync::Mutex<Vec<(Message, Box<RawValue>)>>,
+    /// The JSON of the messages and tools last sent, reused by [`AnthropicClient::request_body`].
+    wire_cache: std::sync::Mutex<wire::WireCache>,
 }
 
 impl AnthropicClient {
@@ -115,8 +115,11 @@ impl AnthropicClient {
         }
         // The idle timeout is applied by hand, per chunk (see `next_chunk`), so that it ends as
         // the clear ApiError::IdleTimeout rather than a generic transport error.
-        let mut builder =
-            reqwest::Client::builder().default_headers(headers).connect_timeout(timeouts.connect);
+        // Redirects are not followed: the API never sends one, and a POST body cannot follow it.
+        let mut builder = reqwest::Client::builder()
+            .default_headers(headers)
+            .connect_timeout(timeouts.connect)
+            .redirect(reqwest::redirect::Policy::none());
         let plain_http = config.base_url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"));
         if plain_http {
             // No TLS is used: skip loading the system's CA certificates, which may be absent.
@@ -128,14 +131,19 @@ impl AnthropicClient {
                 describe(&e)
             ))
         })?;
+        let url = format!("{}/v1/messages", config.base_url);
+        // Parsed once here, not at every request.
+        let url = reqwest::Url::parse(&url).map_err(|e| {
+            ApiError::Transport(format!("{url:?} is not a URL ({e}); check ANTHROPIC_BASE_URL"))
+        })?;
         Ok(Self {
             http,
-            url: format!("{}/v1/messages", config.base_url),
+            url,
             retry,
             timeouts,
             stream: true,
             notify: Box::new(|line| eprintln!("{}", crate::sanitize::sanitize(line))),
-            wire_cache: std::sync::Mutex::new(Vec::new()),
+            wire_cache: std::sync::Mutex::new(wire::WireCache::default()),
         })
     }
 
@@ -157,7 +165,7 @@ impl AnthropicClient {
     }
     /// The URL requests go to: `{base}/v1/messages`.
     pub fn url(&self) -> &str {
-        &self.url
+        self.url.as_str()
     }
 
     /// One `POST /v1/messages`, retried per the [`RetryPolicy`]. When streaming, each text delta
@@ -176,7 +184,7 @@ impl AnthropicClient {
         on_text: OnText<'_>,
     ) -> Result<MessagesResponse, ApiError> {
         // Serialised once and reused by every retry.
-        let body = self.body(request)?;
+        let body = self.request_body(request)?;
         let mut retry = 0;
         loop {
             let mut shown = false;
@@ -216,10 +224,10 @@ impl AnthropicClient {
 
     async fn attempt(
         &self,
-        body: &Bytes,
+        body: &RequestBody,
         on_text: OnText<'_>,
     ) -> (Result<MessagesResponse, ApiError>, RetryHints) {
-        let send = self.http.post(&self.url).body(body.clone()).send();
+        let send = self.http.post(self.url.clone()).body(body.to_http()).send();
         let response = match tokio::time::timeout(self.timeouts.idle, send).await {
             Err(_) => return (Err(ApiError::IdleTimeout(self.timeouts.idle)), RetryHints::default()),
             Ok(Err(e)) => return (Err(ApiError::Transport(describe(&e))), RetryHints::default()),

@@ -36,7 +36,8 @@ fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_chan
             name: "t".into(),
             description: "d".into(),
             input_schema: serde_json::json!({}),
-        }],
+        }]
+        .into(),
         stream: None,
     };
     let check = |client: &AnthropicClient, request: &MessagesRequest| {
@@ -56,7 +57,7 @@ fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_chan
     // A shorter history and no system prompt or tools.
     request.messages.truncate(1);
     request.system.clear();
-    request.tools.clear();
+    request.tools = Vec::new().into();
     check(&client, &request);
     let plain = client.with_streaming(false);
     let sent: serde_json::Value = serde_json::from_slice(&plain.body(&request).unwrap()).unwrap();

@@ -1,83 +1,246 @@
 //! The request body as sent, and the cache that keeps it cheap as the history grows.
 //!
-//! Source: Messages API ("Messages": the request body); the cache is ours (issue 7).
+//! Source: Messages API ("Messages": the request body); the cache is ours (issues 7 and 16).
+//!
+//! The history only grows (course §0: what was sent is never rewritten), so each request
+//! repeats the previous one's messages and adds a few. The client keeps the JSON of the messages
+//! it sent, in order and comma-separated, in frozen segments of about [`SEGMENT`] bytes plus one
+//! open segment. A request whose first messages are the ones sent last time (compared by pointer,
+//! since messages share their blocks) reuses their JSON; from the first difference on, messages
+//! are serialised anew and the kept JSON is cut there. The body is then sent as a list of chunks:
+//! the fields before `messages`, the frozen segments themselves (shared, never copied), a copy
+//! of the open segment, and the fields after. So a round's cost is the new messages, not the
+//! whole history, and the history's JSON exists once in memory instead of twice (issue 16).
+
+use std::convert::Infallible;
+use std::io::Write as _;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use serde_json::value::RawValue;
 
 use super::AnthropicClient;
 use crate::error::ApiError;
-use crate::messages::MessagesRequest;
+use crate::messages::{Message, MessagesRequest, ToolSpec};
+
+/// Size at which the open segment of kept JSON is frozen into a shared chunk (64 KiB): large
+/// enough that a 1 MB history is a few dozen chunks (one `writev`), small enough that copying
+/// the open one each request costs little.
+pub const SEGMENT: usize = 64 * 1024;
+
+/// The JSON of the messages last sent, and of the tools. See the module documentation.
+#[derive(Default)]
+pub(super) struct WireCache {
+    /// The messages last sent, each with the length of the kept JSON up to its end.
+    sent: Vec<(Message, usize)>,
+    /// Frozen segments of kept JSON, in order.
+    frozen: Vec<Bytes>,
+    /// Bytes in `frozen`.
+    frozen_len: usize,
+    /// The segment still growing.
+    open: Vec<u8>,
+    /// The tool list last sent (compared by pointer) and its JSON.
+    tools: Option<(Arc<[ToolSpec]>, Bytes)>,
+}
+
+impl WireCache {
+    /// Length of the kept JSON.
+    fn len(&self) -> usize {
+        self.frozen_len + self.open.len()
+    }
+
+    /// Keeps the JSON of the first `keep` messages only.
+    fn truncate(&mut self, keep: usize) {
+        if keep >= self.sent.len() {
+            return;
+        }
+        let end = keep.checked_sub(1).map_or(0, |last| self.sent[last].1);
+        self.sent.truncate(keep);
+        if end >= self.frozen_len {
+            self.open.truncate(end - self.frozen_len);
+            return;
+        }
+        // The cut falls in a frozen segment: keep the part before it as the last frozen segment.
+        let mut start = 0;
+        let mut kept = Vec::new();
+        for segment in self.frozen.drain(..) {
+            if start >= end {
+                break;
+            }
+            let take = segment.len().min(end - start);
+            kept.push(segment.slice(..take));
+            start += take;
+        }
+        self.frozen = kept;
+        self.frozen_len = end;
+        self.open.clear();
+    }
+
+    /// Appends `message`'s JSON.
+    fn push(&mut self, message: &Message) -> Result<(), serde_json::Error> {
+        if self.len() > 0 {
+            self.open.push(b',');
+        }
+        serde_json::to_writer(&mut self.open, message)?;
+        let end = self.len();
+        self.sent.push((message.clone(), end));
+        if self.open.len() >= SEGMENT {
+            // Copied once into a chunk of its exact size; the open buffer is reused.
+            self.frozen.push(Bytes::copy_from_slice(&self.open));
+            self.frozen_len += self.open.len();
+            self.open.clear();
+        }
+        Ok(())
+    }
+
+    /// The JSON of `tools`, serialised once per tool list.
+    fn tools_json(&mut self, tools: &Arc<[ToolSpec]>) -> Result<Bytes, serde_json::Error> {
+        if let Some((kept, json)) = &self.tools
+            && Arc::ptr_eq(kept, tools)
+        {
+            return Ok(json.clone());
+        }
+        let json = Bytes::from(serde_json::to_vec(tools)?);
+        self.tools = Some((Arc::clone(tools), json.clone()));
+        Ok(json)
+    }
+}
+
+/// A request body as a list of chunks, sent one after the other (vectored writes), with its
+/// length known up front so it goes out with `content-length`. Cheap to clone: the chunks are
+/// shared, so a retry resends the same bytes.
+#[derive(Debug, Clone)]
+pub struct RequestBody {
+    chunks: Vec<Bytes>,
+    len: usize,
+}
+
+impl RequestBody {
+    /// The body's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the body is empty (it never is for a request).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole body in one buffer (for tests and measurements; sending never copies it).
+    pub fn to_bytes(&self) -> Bytes {
+        let mut all = Vec::with_capacity(self.len);
+        for chunk in &self.chunks {
+            all.extend_from_slice(chunk);
+        }
+        Bytes::from(all)
+    }
+
+    /// The body for reqwest: the chunks in order, `content-length` set from their sum.
+    pub(super) fn to_http(&self) -> reqwest::Body {
+        reqwest::Body::wrap(Chunks { chunks: self.chunks.clone().into_iter(), left: self.len as u64 })
+    }
+}
+
+/// [`RequestBody`] as an `http_body::Body` with an exact size.
+struct Chunks {
+    chunks: std::vec::IntoIter<Bytes>,
+    left: u64,
+}
+
+impl http_body::Body for Chunks {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        let next = self.chunks.next();
+        if let Some(chunk) = &next {
+            self.left -= chunk.len() as u64;
+        }
+        Poll::Ready(next.map(|chunk| Ok(http_body::Frame::data(chunk))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.left)
+    }
+}
 
 impl AnthropicClient {
-    /// The JSON body for `request`, with `stream` set by this client.
-    ///
-    /// The history only grows (course §0: what was sent is never rewritten), so each request
-    /// repeats the previous one's messages and adds a few. A message equal to the one at the same
-    /// place last time reuses its JSON; from the first difference on, messages are serialised
-    /// anew. Comparing is far cheaper than serialising, which keeps the cost of a round from
-    /// growing with the whole history (issue 7). The cache holds one copy of the last request's
-    /// messages.
+    /// The JSON body for `request`, with `stream` set by this client, in one buffer. Sending uses
+    /// [`AnthropicClient::request_body`], which shares the kept JSON instead of copying it.
     ///
     /// # Errors
     /// [`ApiError::Decode`] if serde cannot serialise the request (a non-string map key, say).
     pub fn body(&self, request: &MessagesRequest) -> Result<Bytes, ApiError> {
+        Ok(self.request_body(request)?.to_bytes())
+    }
+
+    /// The JSON body for `request` as chunks: `{"model","max_tokens","system","messages":[…],
+    /// "tools","stream"}` with the messages' JSON reused from the last request where the messages
+    /// are the same (see the module documentation).
+    ///
+    /// # Errors
+    /// [`ApiError::Decode`] if serde cannot serialise the request (a non-string map key, say).
+    pub fn request_body(&self, request: &MessagesRequest) -> Result<RequestBody, ApiError> {
         let fail = |e: serde_json::Error| ApiError::Decode(format!("cannot serialise the request: {e}"));
         let mut cache = self.wire_cache.lock().unwrap_or_else(|p| p.into_inner());
-        let mut previous = std::mem::take(&mut *cache).into_iter();
-        let mut same_so_far = true;
-        let mut fresh = Vec::with_capacity(request.messages.len());
-        for message in &request.messages {
-            match previous.next().filter(|(old, _)| same_so_far && old == message) {
-                Some(entry) => fresh.push(entry),
-                None => {
-                    same_so_far = false;
-                    let json = serde_json::value::to_raw_value(message).map_err(fail)?;
-                    fresh.push((message.clone(), json));
-                }
+        let same = cache.sent.iter().zip(&request.messages).take_while(|((old, _), new)| old == *new).count();
+        cache.truncate(same);
+        for message in &request.messages[same..] {
+            if let Err(e) = cache.push(message) {
+                // Keep the cache consistent with what it holds: nothing half-written.
+                *cache = WireCache::default();
+                return Err(fail(e));
             }
         }
-        let messages: Vec<&RawValue> = fresh.iter().map(|(_, json)| json.as_ref()).collect();
-        // Sized up front: growing a multi-megabyte buffer by doubling costs more than writing it.
-        let size = messages.iter().map(|m| m.get().len() + 1).sum::<usize>() + 4096;
-        let mut body = Vec::with_capacity(size);
-        serde_json::to_writer(&mut body, &WireRequest::new(request, &messages, self.stream.then_some(true)))
-            .map_err(fail)?;
-        *cache = fresh;
-        Ok(Bytes::from(body))
+
+        let mut head = Vec::with_capacity(128 + request.system.len());
+        head.extend_from_slice(b"{\"model\":");
+        serde_json::to_writer(&mut head, &request.model).map_err(fail)?;
+        // Writing to a Vec cannot fail.
+        let _ = write!(head, ",\"max_tokens\":{}", request.max_tokens);
+        if !request.system.is_empty() {
+            head.extend_from_slice(b",\"system\":");
+            serde_json::to_writer(&mut head, &request.system).map_err(fail)?;
+        }
+        head.extend_from_slice(b",\"messages\":[");
+        let mut tail = Vec::with_capacity(32);
+        tail.push(b']');
+        let tools = if request.tools.is_empty() {
+            None
+        } else {
+            tail.extend_from_slice(b",\"tools\":");
+            Some(cache.tools_json(&request.tools).map_err(fail)?)
+        };
+        let mut end = Vec::with_capacity(16);
+        if self.stream {
+            end.extend_from_slice(b",\"stream\":true");
+        }
+        end.push(b'}');
+
+        let mut chunks = Vec::with_capacity(cache.frozen.len() + 5);
+        chunks.push(Bytes::from(head));
+        chunks.extend(cache.frozen.iter().cloned());
+        if !cache.open.is_empty() {
+            chunks.push(Bytes::copy_from_slice(&cache.open));
+        }
+        chunks.push(Bytes::from(tail));
+        chunks.extend(tools);
+        chunks.push(Bytes::from(end));
+        let len = chunks.iter().map(Bytes::len).sum();
+        Ok(RequestBody { chunks, len })
     }
 
     /// Forgets the JSON kept from the last request, so the next [`AnthropicClient::body`] serialises
     /// every message (after a chapter rewrites its history, or to measure a first request).
     pub fn clear_wire_cache(&self) {
-        self.wire_cache.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    }
-}
-
-/// A [`MessagesRequest`] as sent: the same fields by reference, the messages as ready JSON, and
-/// `stream` set by the client.
-#[derive(serde::Serialize)]
-struct WireRequest<'a> {
-    model: &'a str,
-    max_tokens: u32,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    system: &'a str,
-    messages: &'a [&'a RawValue],
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    tools: &'a [crate::messages::ToolSpec],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stream: Option<bool>,
-}
-
-impl<'a> WireRequest<'a> {
-    fn new(request: &'a MessagesRequest, messages: &'a [&'a RawValue], stream: Option<bool>) -> Self {
-        Self {
-            model: &request.model,
-            max_tokens: request.max_tokens,
-            system: &request.system,
-            messages,
-            tools: &request.tools,
-            stream,
-        }
+        *self.wire_cache.lock().unwrap_or_else(|p| p.into_inner()) = WireCache::default();
     }
 }
