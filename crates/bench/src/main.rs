@@ -1,7 +1,7 @@
 //! `bench`: the figures of issues 7 and 16, each printed with the bound it is checked against.
 //!
 //! ```text
-//!   bench ──cargo build --release -p s03──▶ target/release/s03
+//!   bench ──cargo build --profile dist -p s03──▶ target/dist/s03
 //!     │
 //!     ├─ harness / memory / start-up: spawn the real s03 ──POST /v1/messages──▶ MockServer (in process,
 //!     │    answering instantly from a closure that timestamps every request and times its own work);
@@ -10,10 +10,11 @@
 //!     └─ tools: glob and read_file through DispatchMap::dispatch, in process
 //! ```
 //!
-//! Run it with `cargo run --release -p bench` (add `-- --quick` for a smoke run). It builds the
-//! release `s03` itself, prints one line per figure (`label  value  target < bound  PASS|FAIL`, or
-//! `info` for a figure reported without a bound), and exits 1 when any figure fails. It is not part
-//! of `cargo test`; BENCHMARKS.md records the last run and what dominates each figure.
+//! Run it with `cargo run --release -p bench` (add `-- --quick` for a smoke run). It builds
+//! `s03` itself (profile `dist`: release with LTO), prints one line per figure (`label  value
+//! target < bound  PASS|FAIL`, or `info` for a figure reported without a bound), and exits 1 when
+//! any figure fails. It is not part of `cargo test`; BENCHMARKS.md records the last run and what
+//! dominates each figure.
 
 mod bash_call;
 mod child;
@@ -38,8 +39,8 @@ struct Cli {
     #[arg(long)]
     quick: bool,
 
-    /// Use this s03 binary instead of building `cargo build --release -p s03` (a script that
-    /// execs a profiler around the real one works too).
+    /// Use this s03 binary instead of building `cargo build --profile dist -p s03` (a script
+    /// that execs a profiler around the real one works too).
     #[arg(long, value_name = "PATH")]
     s03: Option<PathBuf>,
 
@@ -179,21 +180,28 @@ fn main() -> ExitCode {
     if report.all_pass() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
-/// Builds the release `s03` with the cargo that runs us and returns its path, beside this binary's
-/// profile folder (`target/release/s03`).
+/// The cargo profile `s03` is built with: `dist`, the workspace's profile for a binary to install
+/// or ship (release with whole-program LTO, see Cargo.toml).
+const S03_PROFILE: &str = "dist";
+
+/// Builds `s03` with the [`S03_PROFILE`] profile, with the cargo that runs us, and returns its path
+/// beside this binary's profile folder (`target/dist/s03`).
 fn build_s03() -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!(
+        "bench: building s03 with `cargo build --profile {S03_PROFILE}` (whole-program LTO: a few minutes the first time)"
+    );
     let status = Command::new(&cargo)
-        .args(["build", "--release", "--quiet", "-p", "s03", "--bin", "s03"])
+        .args(["build", "--profile", S03_PROFILE, "--quiet", "-p", "s03", "--bin", "s03"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .map_err(|e| format!("cannot run {cargo}: {e}"))?;
     if !status.success() {
-        return Err("cargo build --release -p s03 failed".to_owned());
+        return Err(format!("cargo build --profile {S03_PROFILE} -p s03 failed"));
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    // target/<profile>/bench → target/release/s03
+    // target/<profile>/bench → target/dist/s03
     let target = exe.parent().and_then(|p| p.parent()).ok_or("no target folder above this executable")?;
-    let s03 = target.join("release").join("s03");
+    let s03 = target.join(S03_PROFILE).join("s03");
     if s03.is_file() { Ok(s03) } else { Err(format!("{} was not built", s03.display())) }
 }

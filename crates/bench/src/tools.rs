@@ -11,7 +11,7 @@ use agent_core::dispatch::{DispatchMap, ToolOutcome};
 use agent_core::messages::ToolUseBlock;
 use agent_core::tools::{glob, read_file};
 use agent_core::workspace::Workspace;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::Scale;
 use crate::child::status_field;
@@ -58,8 +58,12 @@ fn rchar() -> Option<u64> {
 }
 
 fn call(rt: &tokio::runtime::Runtime, map: &DispatchMap, name: &str, input: Value) -> ToolOutcome {
-    let block =
-        ToolUseBlock { id: "toolu_bench".to_owned(), name: name.to_owned(), input, extra: Map::new() };
+    let block = ToolUseBlock {
+        id: "toolu_bench".to_owned(),
+        name: name.to_owned(),
+        input,
+        extra: Default::default(),
+    };
     rt.block_on(map.dispatch(&block))
 }
 

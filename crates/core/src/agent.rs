@@ -295,7 +295,9 @@ impl Agent {
             }
             let response = self.call_model(history).await?;
             rounds += 1;
-            history.push(Message::assistant_blocks(response.content.clone()));
+            let mut kept = response.content.clone();
+            kept.iter_mut().for_each(ContentBlock::shrink_to_fit);
+            history.push(Message::assistant_blocks(kept));
 
             let calls: Vec<_> = response.tool_uses().cloned().collect();
             match &response.stop_reason {

@@ -39,8 +39,8 @@ pub struct Message {
     pub extra: Extra,
 }
 
-/// The fields of a [`Message`] beyond `role` and `content`, kept as they came: a JSON object,
-/// nearly always empty. An empty one is a null pointer, so that the history and every request
+/// The fields of a [`Message`] or a content block beyond the modelled ones, kept as they came: a
+/// JSON object, nearly always empty. An empty one is a null pointer, so that the history and every request
 /// built from it (thousands of messages, copied each round) do not carry an empty map each
 /// (issue 16: a map is 72 bytes, and cloning an empty one costs about a hundred instructions).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -60,6 +60,11 @@ impl Extra {
     /// The extra fields, `None` when there are none.
     pub fn fields(&self) -> Option<&Map<String, Value>> {
         self.0.as_deref().filter(|m| !m.is_empty())
+    }
+
+    /// The extra fields to change, made empty first when there were none.
+    pub fn fields_mut(&mut self) -> &mut Map<String, Value> {
+        self.0.get_or_insert_with(Box::default)
     }
 }
 
@@ -165,7 +170,7 @@ pub struct TextBlock {
     pub text: String,
     /// Fields such as `citations` or `cache_control`, kept as they came.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// The body of a `tool_use` block.
@@ -180,7 +185,7 @@ pub struct ToolUseBlock {
     pub input: Value,
     /// Fields the API may add, kept as they came.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// The body of a `tool_result` block.
@@ -195,18 +200,18 @@ pub struct ToolResultBlock {
     pub is_error: Option<bool>,
     /// Fields such as `cache_control`, kept as they came.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 impl ContentBlock {
     /// A `text` block.
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text(TextBlock { text: text.into(), extra: Map::new() })
+        ContentBlock::Text(TextBlock { text: text.into(), extra: Extra::new() })
     }
 
     /// A `tool_use` block.
     pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
-        ContentBlock::ToolUse(ToolUseBlock { id: id.into(), name: name.into(), input, extra: Map::new() })
+        ContentBlock::ToolUse(ToolUseBlock { id: id.into(), name: name.into(), input, extra: Extra::new() })
     }
 
     /// A `tool_result` block with string content; `is_error: true` is written only for errors.
@@ -215,8 +220,23 @@ impl ContentBlock {
             tool_use_id: tool_use_id.into(),
             content: MessageContent::Text(content.into()),
             is_error: is_error.then_some(true),
-            extra: Map::new(),
+            extra: Extra::new(),
         })
+    }
+
+    /// Releases the spare capacity of the block's text and of a `tool_use` input's map, for a
+    /// block kept for the whole session (the history). A parsed `{"path": …}` input holds room
+    /// for several keys; at a thousand rounds that is a few hundred KB of peak memory (issue 16).
+    pub fn shrink_to_fit(&mut self) {
+        match self {
+            ContentBlock::Text(b) => b.text.shrink_to_fit(),
+            ContentBlock::ToolUse(b) => {
+                if let Value::Object(map) = &mut b.input {
+                    *map = std::mem::take(map).into_iter().collect();
+                }
+            }
+            ContentBlock::ToolResult(_) | ContentBlock::Other(_) => {}
+        }
     }
 
     /// The block's `type` string.
@@ -277,7 +297,9 @@ impl<'de> Deserialize<'de> for ContentBlock {
             _ => return Ok(ContentBlock::Other(Value::Object(map))),
         }
         Ok(match kind.as_str() {
-            "text" => ContentBlock::Text(TextBlock { text: take_string(&mut map, "text"), extra: map }),
+            "text" => {
+                ContentBlock::Text(TextBlock { text: take_string(&mut map, "text"), extra: map.into() })
+            }
             "tool_use" => {
                 let input = match map.remove("input") {
                     None | Some(Value::Null) => Value::Object(Map::new()),
@@ -289,7 +311,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
                 };
                 let id = take_string(&mut map, "id");
                 let name = take_string(&mut map, "name");
-                ContentBlock::ToolUse(ToolUseBlock { id, name, input, extra: map })
+                ContentBlock::ToolUse(ToolUseBlock { id, name, input, extra: map.into() })
             }
             _ => {
                 let tool_use_id = take_string(&mut map, "tool_use_id");
@@ -305,7 +327,12 @@ impl<'de> Deserialize<'de> for ContentBlock {
                     Some(Value::Bool(b)) => Some(b),
                     _ => None,
                 };
-                ContentBlock::ToolResult(ToolResultBlock { tool_use_id, content, is_error, extra: map })
+                ContentBlock::ToolResult(ToolResultBlock {
+                    tool_use_id,
+                    content,
+                    is_error,
+                    extra: map.into(),
+                })
             }
         })
     }

@@ -437,12 +437,13 @@ fn clean(content: &MessageContent) -> Option<MessageContent> {
 }
 
 fn has_private_field(block: &ContentBlock) -> bool {
-    let private = |extra: &Map<String, Value>| extra.keys().any(|k| k.starts_with('_'));
+    let private =
+        |extra: Option<&Map<String, Value>>| extra.is_some_and(|m| m.keys().any(|k| k.starts_with('_')));
     match block {
-        ContentBlock::Text(b) => private(&b.extra),
-        ContentBlock::ToolUse(b) => private(&b.extra),
-        ContentBlock::ToolResult(b) => private(&b.extra),
-        ContentBlock::Other(Value::Object(map)) => private(map),
+        ContentBlock::Text(b) => private(b.extra.fields()),
+        ContentBlock::ToolUse(b) => private(b.extra.fields()),
+        ContentBlock::ToolResult(b) => private(b.extra.fields()),
+        ContentBlock::Other(Value::Object(map)) => private(Some(map)),
         ContentBlock::Other(_) => false,
     }
 }
@@ -451,20 +452,21 @@ fn strip_block(block: &ContentBlock) -> ContentBlock {
     let keep = |extra: &Map<String, Value>| -> Map<String, Value> {
         extra.iter().filter(|(k, _)| !k.starts_with('_')).map(|(k, v)| (k.clone(), v.clone())).collect()
     };
+    let kept = |extra: &Extra| -> Extra { extra.fields().map(keep).unwrap_or_default().into() };
     match block {
         ContentBlock::Text(b) => {
             let mut b = b.clone();
-            b.extra = keep(&b.extra);
+            b.extra = kept(&b.extra);
             ContentBlock::Text(b)
         }
         ContentBlock::ToolUse(b) => {
             let mut b = b.clone();
-            b.extra = keep(&b.extra);
+            b.extra = kept(&b.extra);
             ContentBlock::ToolUse(b)
         }
         ContentBlock::ToolResult(b) => {
             let mut b = b.clone();
-            b.extra = keep(&b.extra);
+            b.extra = kept(&b.extra);
             ContentBlock::ToolResult(b)
         }
         ContentBlock::Other(Value::Object(map)) => ContentBlock::Other(Value::Object(keep(map))),

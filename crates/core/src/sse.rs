@@ -625,7 +625,7 @@ fn apply_delta(b: &mut Building, delta: Delta) -> Result<(), String> {
             b.has_json = true;
         }
         (Delta::Text(t), ContentBlock::Text(block)) => block.text.push_str(&t),
-        (Delta::Citation(c), ContentBlock::Text(block)) => push_citation(&mut block.extra, c),
+        (Delta::Citation(c), ContentBlock::Text(block)) => push_citation(block.extra.fields_mut(), c),
         (Delta::Citation(c), ContentBlock::Other(Value::Object(map))) => push_citation(map, c),
         (Delta::Text(t), ContentBlock::Other(Value::Object(map))) => append(map, "text", &t),
         (Delta::Thinking(t), ContentBlock::Other(Value::Object(map))) => append(map, "thinking", &t),

@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::client::OnText;
 use crate::config::{AuthType, Config};
@@ -105,7 +105,7 @@ pub fn tool_uses(calls: &[(&str, &str, Value)]) -> MessagesResponse {
 
 /// A `tool_use` block as the loop receives it.
 pub fn tool_use_block(id: &str, name: &str, input: Value) -> ToolUseBlock {
-    ToolUseBlock { id: id.into(), name: name.into(), input, extra: Map::new() }
+    ToolUseBlock { id: id.into(), name: name.into(), input, extra: Default::default() }
 }
 
 /// A `tool_use` block prepared through `tools`, as the `PreToolUse` extensions see it: the input

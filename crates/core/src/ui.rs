@@ -48,6 +48,9 @@ pub struct Ui {
     pub color_err: bool,
     /// The process's stdout and stderr, or a test's buffer ([`Ui::captured`]).
     sink: Sink,
+    /// Whether stderr is a terminal, so spinners are drawn: asked once, not at every model call
+    /// and tool (an `ioctl` each).
+    err_tty: bool,
 }
 
 /// Where a [`Ui`] writes.
@@ -93,23 +96,25 @@ impl Ui {
     /// Colour where the stream is a terminal and `NO_COLOR` is unset.
     pub fn detect() -> Self {
         let allowed = !crate::config::no_color();
+        let err_tty = std::io::stderr().is_terminal();
         Self {
             color_out: allowed && std::io::stdout().is_terminal(),
-            color_err: allowed && std::io::stderr().is_terminal(),
+            color_err: allowed && err_tty,
             sink: Sink::Std,
+            err_tty,
         }
     }
 
     /// No colour anywhere (tests, piped runs).
     pub fn plain() -> Self {
-        Self { color_out: false, color_err: false, sink: Sink::Std }
+        Self { color_out: false, color_err: false, sink: Sink::Std, err_tty: std::io::stderr().is_terminal() }
     }
 
     /// No colour, and every line written into the returned buffer instead of the terminal (for
     /// tests; the buffer lives until the process ends). No spinner is drawn.
     pub fn captured() -> (Self, &'static Captured) {
         let buffer: &'static Captured = Box::leak(Box::default());
-        (Self { color_out: false, color_err: false, sink: Sink::Buffer(buffer) }, buffer)
+        (Self { color_out: false, color_err: false, sink: Sink::Buffer(buffer), err_tty: false }, buffer)
     }
 
     /// Writes `text` as it is to stdout (flushed), or to the test's buffer. Callers pass only
@@ -220,8 +225,7 @@ impl Ui {
 
     /// A [`Spinner`] first drawn after `grace` (a tool: [`TOOL_SPINNER_AFTER`]).
     pub fn spinner_after(&self, grace: std::time::Duration, label: &str) -> Spinner {
-        let captured = matches!(self.sink, Sink::Buffer(_));
-        if captured || !std::io::stderr().is_terminal() || tokio::runtime::Handle::try_current().is_err() {
+        if !self.err_tty || tokio::runtime::Handle::try_current().is_err() {
             return Spinner { state: None, task: None };
         }
         let state = std::sync::Arc::new(std::sync::Mutex::new((false, false)));

@@ -244,7 +244,11 @@ impl AnthropicClient {
             .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
         let mut body = response.bytes_stream();
         if (200..300).contains(&status) && is_sse {
-            return (self.read_stream(&mut body, on_text, request_id).await, hints);
+            let result = self.read_stream(&mut body, on_text, request_id).await;
+            if result.is_ok() {
+                finish_body(&mut body).await;
+            }
+            return (result, hints);
         }
         // The JSON path; also a server that ignored `"stream": true`.
         let mut bytes = Vec::new();
@@ -317,6 +321,30 @@ impl AnthropicClient {
         }
     }
 }
+
+/// Reads what is left of a streamed body after its last event (the end of the chunked body
+/// usually arrives just after `message_stop`), so that the connection goes back to the pool:
+/// dropping an unfinished body closes it, and the next request would open a new connection (and,
+/// over HTTPS, a new TLS session). Bounded, so that an endpoint that goes on sending after the
+/// message cannot hold the answer back: at most [`FINISH_BYTES`] within [`FINISH_WAIT`].
+async fn finish_body(body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin)) {
+    let drain = async {
+        let mut left = FINISH_BYTES;
+        while let Some(Ok(chunk)) = body.next().await {
+            match left.checked_sub(chunk.len()) {
+                Some(rest) => left = rest,
+                None => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(FINISH_WAIT, drain).await;
+}
+
+/// How long [`finish_body`] waits for the end of a streamed body after its last event.
+const FINISH_WAIT: Duration = Duration::from_millis(200);
+
+/// How many bytes after the last event [`finish_body`] reads at most.
+const FINISH_BYTES: usize = 64 * 1024;
 
 fn describe(e: &reqwest::Error) -> String {
     use std::error::Error as _;

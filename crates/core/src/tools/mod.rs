@@ -73,6 +73,10 @@ pub(crate) fn spec(name: &str, description: &str, properties: Value, required: &
 /// Keeps the first [`MAX_OUTPUT_CHARS`] characters of `text`; returns the kept text and how many
 /// characters were dropped.
 pub(crate) fn cut_chars(text: &str, max: usize) -> (&str, usize) {
+    // A text of at most `max` bytes has at most `max` characters: nothing to count.
+    if text.len() <= max {
+        return (text, 0);
+    }
     match text.char_indices().nth(max) {
         Some((at, _)) => (&text[..at], text[at..].chars().count()),
         None => (text, 0),
