@@ -9,9 +9,8 @@
 //!   jitter (see [`RetryPolicy::delay`]).
 //!
 //! TLS is rustls, so no OpenSSL is needed to build. A plain `http://` endpoint needs no TLS at
-//! all: its client is built with an empty root store, so a machine without CA certificates
-//! (reqwest 0.13's rustls backend otherwise loads the system's, and fails without them) can still
-//! talk to a local model.
+//! all: it is reached through hyper's own client, with no TLS set-up (see `transport`), so a
+//! machine without CA certificates can still talk to a local model.
 //!
 //! | part | what it holds |
 //! |---|---|
@@ -22,16 +21,18 @@
 //! The error type, [`ApiError`], lives in [`crate::error`] and is re-exported here.
 
 mod retry;
+mod transport;
 mod wire;
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use self::retry::RetryHints;
 pub use self::retry::{RetryPolicy, is_retryable_status};
+use self::transport::{Answer, BodyStream, Transport};
 pub use self::wire::{RequestBody, SEGMENT};
 use crate::config::{AuthType, Config};
 use crate::error::head;
@@ -75,12 +76,15 @@ pub const MAX_BODY: usize = 64 * 1024 * 1024;
 /// Where streamed text goes as it arrives: each `text_delta`, in order.
 pub type OnText<'a> = &'a mut (dyn FnMut(&str) + Send);
 
-/// The Messages API client: reqwest with rustls, one connection pool per process.
+/// The Messages API client: reqwest with rustls for https, hyper's client for plain http, one
+/// connection pool per client.
 ///
 /// Streams by default (`"stream": true`, see [`crate::sse`]); [`AnthropicClient::with_streaming`]
 /// turns that off for the plain JSON path. Both return the same [`MessagesResponse`].
 pub struct AnthropicClient {
-    http: reqwest::Client,
+    transport: Transport,
+    /// The headers of every request, kept for [`AnthropicClient::via_reqwest`].
+    headers: HeaderMap,
     url: reqwest::Url,
     retry: RetryPolicy,
     timeouts: Timeouts,
@@ -115,29 +119,24 @@ impl AnthropicClient {
         }
         // The idle timeout is applied by hand, per chunk (see `next_chunk`), so that it ends as
         // the clear ApiError::IdleTimeout rather than a generic transport error.
-        // Redirects are not followed: the API never sends one, and a POST body cannot follow it.
-        let mut builder = reqwest::Client::builder()
-            .default_headers(headers)
-            .connect_timeout(timeouts.connect)
-            .redirect(reqwest::redirect::Policy::none());
-        let plain_http = config.base_url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"));
-        if plain_http {
-            // No TLS is used: skip loading the system's CA certificates, which may be absent.
-            builder = builder.tls_certs_only(Vec::new());
-        }
-        let http = builder.build().map_err(|e| {
-            ApiError::Transport(format!(
-                "cannot set up the HTTPS client (are CA certificates installed?): {}",
-                describe(&e)
-            ))
-        })?;
         let url = format!("{}/v1/messages", config.base_url);
         // Parsed once here, not at every request.
         let url = reqwest::Url::parse(&url).map_err(|e| {
             ApiError::Transport(format!("{url:?} is not a URL ({e}); check ANTHROPIC_BASE_URL"))
         })?;
+        let plain_http = url.scheme() == "http";
+        let transport = if plain_http && !transport::proxy_in_env() {
+            Transport::plain(&url, headers.clone(), &timeouts).map_err(ApiError::Transport)?
+        } else {
+            Transport::reqwest(headers.clone(), &timeouts, plain_http).map_err(|e| {
+                ApiError::Transport(format!(
+                    "cannot set up the HTTPS client (are CA certificates installed?): {e}"
+                ))
+            })?
+        };
         Ok(Self {
-            http,
+            transport,
+            headers,
             url,
             retry,
             timeouts,
@@ -145,6 +144,19 @@ impl AnthropicClient {
             notify: Box::new(|line| eprintln!("{}", crate::sanitize::sanitize(line))),
             wire_cache: std::sync::Mutex::new(wire::WireCache::default()),
         })
+    }
+
+    /// Sends through reqwest (rustls, proxies from the environment) even to a plain `http://`
+    /// endpoint, which otherwise goes through hyper's own client (see the `transport` module):
+    /// what every `https://` endpoint uses, so the loopback tests can run it too.
+    ///
+    /// # Errors
+    /// [`ApiError::Transport`] when the TLS backend cannot start.
+    pub fn via_reqwest(mut self) -> Result<Self, ApiError> {
+        let plain_http = self.url.scheme() == "http";
+        self.transport = Transport::reqwest(self.headers.clone(), &self.timeouts, plain_http)
+            .map_err(ApiError::Transport)?;
+        Ok(self)
     }
 
     /// Sends retry notices to `notify` instead of stderr.
@@ -227,22 +239,19 @@ impl AnthropicClient {
         body: &RequestBody,
         on_text: OnText<'_>,
     ) -> (Result<MessagesResponse, ApiError>, RetryHints) {
-        let send = self.http.post(self.url.clone()).body(body.to_http()).send();
+        let send = self.transport.send(&self.url, body);
         let response = match tokio::time::timeout(self.timeouts.idle, send).await {
             Err(_) => return (Err(ApiError::IdleTimeout(self.timeouts.idle)), RetryHints::default()),
-            Ok(Err(e)) => return (Err(ApiError::Transport(describe(&e))), RetryHints::default()),
+            Ok(Err(e)) => return (Err(ApiError::Transport(e)), RetryHints::default()),
             Ok(Ok(r)) => r,
         };
-        let status = response.status().as_u16();
-        let hints = RetryHints::from_headers(response.headers());
-        let request_id =
-            response.headers().get("request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let is_sse = response
-            .headers()
+        let Answer { status, headers, mut body } = response;
+        let hints = RetryHints::from_headers(&headers);
+        let request_id = headers.get("request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let is_sse = headers
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
-        let mut body = response.bytes_stream();
         if (200..300).contains(&status) && is_sse {
             let result = self.read_stream(&mut body, on_text, request_id).await;
             if result.is_ok() {
@@ -274,7 +283,7 @@ impl AnthropicClient {
     /// passing text deltas to `on_text`.
     async fn read_stream(
         &self,
-        body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
+        body: &mut BodyStream,
         on_text: OnText<'_>,
         request_id: Option<String>,
     ) -> Result<MessagesResponse, ApiError> {
@@ -308,16 +317,13 @@ impl AnthropicClient {
 
     /// The next body chunk, `None` at the end; no byte for [`Timeouts::idle`] is an
     /// [`ApiError::IdleTimeout`].
-    async fn next_chunk(
-        &self,
-        body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
-    ) -> Result<Option<Bytes>, ApiError> {
+    async fn next_chunk(&self, body: &mut BodyStream) -> Result<Option<Bytes>, ApiError> {
         match tokio::time::timeout(self.timeouts.idle, body.next()).await {
             Err(_) => Err(ApiError::IdleTimeout(self.timeouts.idle)),
             Ok(None) => Ok(None),
             Ok(Some(Ok(chunk))) => Ok(Some(chunk)),
             // The head arrived, so the endpoint was reached: the answer itself was cut.
-            Ok(Some(Err(e))) => Err(ApiError::Incomplete(describe(&e))),
+            Ok(Some(Err(e))) => Err(ApiError::Incomplete(e)),
         }
     }
 }
@@ -327,7 +333,7 @@ impl AnthropicClient {
 /// dropping an unfinished body closes it, and the next request would open a new connection (and,
 /// over HTTPS, a new TLS session). Bounded, so that an endpoint that goes on sending after the
 /// message cannot hold the answer back: at most [`FINISH_BYTES`] within [`FINISH_WAIT`].
-async fn finish_body(body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin)) {
+async fn finish_body(body: &mut BodyStream) {
     let drain = async {
         let mut left = FINISH_BYTES;
         while let Some(Ok(chunk)) = body.next().await {
@@ -345,21 +351,6 @@ const FINISH_WAIT: Duration = Duration::from_millis(200);
 
 /// How many bytes after the last event [`finish_body`] reads at most.
 const FINISH_BYTES: usize = 64 * 1024;
-
-fn describe(e: &reqwest::Error) -> String {
-    use std::error::Error as _;
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    if e.is_timeout() {
-        text.push_str(" (timed out)");
-    }
-    text
-}
 
 #[cfg(test)]
 #[path = "tests.rs"]

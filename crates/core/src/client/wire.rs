@@ -138,12 +138,17 @@ impl RequestBody {
 
     /// The body for reqwest: the chunks in order, `content-length` set from their sum.
     pub(super) fn to_http(&self) -> reqwest::Body {
-        reqwest::Body::wrap(Chunks { chunks: self.chunks.clone().into_iter(), left: self.len as u64 })
+        reqwest::Body::wrap(self.to_chunks())
+    }
+
+    /// The body as an `http_body::Body`, for hyper's client.
+    pub(super) fn to_chunks(&self) -> Chunks {
+        Chunks { chunks: self.chunks.clone().into_iter(), left: self.len as u64 }
     }
 }
 
 /// [`RequestBody`] as an `http_body::Body` with an exact size.
-struct Chunks {
+pub(super) struct Chunks {
     chunks: std::vec::IntoIter<Bytes>,
     left: u64,
 }
