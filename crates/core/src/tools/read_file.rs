@@ -105,9 +105,9 @@ fn read(
         _ => ToolError::Failed(format!("Cannot read {given}: {e}")),
     };
     let mut scan = Scan::new(limit);
-    // No larger than the file needs (zeroing 64 KiB for a 1 KB file cost more than reading it),
-    // and never smaller than the sniffed head, so a short first read still means the whole file.
-    let size = usize::try_from(meta.len()).unwrap_or(CHUNK).saturating_add(1).clamp(SNIFF_BYTES, CHUNK);
+    // No larger than the file needs (zeroing 64 KiB for a 1 KB file cost more than reading it):
+    // its size and one byte, so the first read can see its end, at most CHUNK.
+    let size = usize::try_from(meta.len()).unwrap_or(CHUNK).saturating_add(1).clamp(1, CHUNK);
     let mut buf = vec![0u8; size];
     let mut first = true;
     let mut read_total: u64 = 0;
@@ -126,7 +126,8 @@ fn read(
         if first {
             first = false;
             let sniff = &buf[..n.min(SNIFF_BYTES)];
-            if looks_binary(sniff, n < SNIFF_BYTES) {
+            // The sniff is the whole file when the read stopped short of a full buffer.
+            if looks_binary(sniff, n < SNIFF_BYTES && n < buf.len()) {
                 return Err(ToolError::Failed(format!(
                     "{given} is a binary file ({} bytes); not shown",
                     meta.len()
