@@ -21,7 +21,7 @@ use agent_core::process::{command_env, spawn_shell};
 use agent_core::sandbox::{Sandbox, SandboxMode, kernel_abi};
 use agent_core::tools::{ToolOptions, bash};
 use agent_core::workspace::Workspace;
-use serde_json::{Map, json};
+use serde_json::json;
 
 use crate::Scale;
 use crate::child::status_field;
@@ -164,7 +164,7 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
         id: "toolu_bench".to_owned(),
         name: "bash".to_owned(),
         input: json!({"command": "true"}),
-        extra: Map::new(),
+        extra: Default::default(),
     };
     // As `bash` does: spawn, wait, end the session (one scan), drop it (a second scan).
     let (ends, drops) = (RefCell::new(Vec::new()), RefCell::new(Vec::new()));
