@@ -18,6 +18,7 @@
 
 mod bash_call;
 mod child;
+mod floor;
 mod report;
 mod request;
 mod session;
@@ -48,7 +49,7 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     rounds: Option<u64>,
 
-    /// Sessions of each harness measurement, instead of 3 (2 with `--quick`).
+    /// Sessions of each harness measurement, instead of 5 (2 with `--quick`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeats: Option<u64>,
 
@@ -98,7 +99,7 @@ impl Scale {
     /// The issues' sizes.
     pub const FULL: Scale = Scale {
         rounds: 1000,
-        session_repeats: 3,
+        session_repeats: 5,
         startup_runs: 21,
         bash_bytes: 1_000_000_000,
         history_mib: &[1, 4, 16],

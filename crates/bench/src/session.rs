@@ -318,8 +318,11 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     let mut hwm = Vec::new();
     let mut last_request = (0, 0);
     let mut last_body = None;
+    // The body sizes of the requests after round 1 and after the last round.
+    let mut last_body_sizes = (0, 0);
     for _ in 0..n {
         let run = harness_run(bin, dir.path(), r)?;
+        last_body_sizes = (run.stamps[2].body_bytes, run.stamps[r + 1].body_bytes);
         last_body = run.last_body.clone();
         figures.push(Figures::of(&run, r));
         rss.push(run.exit.maxrss_kib);
@@ -371,6 +374,27 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
         report.info(&format!("  in process: normalize + to_vec of the {msgs}-msg request"), ms(build), "ms");
     }
     report.info("growth of harness CPU per round, last 20 / first 20", f(|x| x.cpu_last / x.cpu_first), "×");
+    // The floor: the kernel's CPU for writing a body of that size to a loopback socket.
+    let (first_bytes, _) = last_body_sizes;
+    let mean_bytes = (first_bytes + bytes) / 2;
+    let floor_last = crate::floor::loopback_write_cpu(bytes, 21)?;
+    let floor_mean = crate::floor::loopback_write_cpu(mean_bytes, 21)?;
+    report.note("the floor: CPU the kernel charges for writing a body to a loopback socket (median of 21)");
+    report.info(
+        &format!("  floor: writing the last request ({:.0} KB)", bytes as f64 / 1e3),
+        ms(floor_last),
+        "ms",
+    );
+    report.info(
+        &format!("  floor: writing the session's mean request ({:.0} KB)", mean_bytes as f64 / 1e3),
+        ms(floor_mean),
+        "ms",
+    );
+    report.info(
+        &format!("  harness CPU per round, mean of all {r}, above that floor"),
+        f(|x| x.cpu_all) - ms(floor_mean),
+        "ms",
+    );
 
     let mib = |kib: u64| kib as f64 / 1024.0;
     let max_rss = rss.iter().copied().max().unwrap_or(0);
