@@ -64,6 +64,50 @@ fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_chan
     assert_eq!(sent, serde_json::to_value(&request).unwrap());
 }
 
+/// A history large enough to freeze several 64 KiB segments of kept JSON: whatever changes
+/// (appended messages, a message rewritten in a frozen segment, a shorter history), the body is
+/// byte for byte what serialising the request gives.
+#[test]
+fn the_body_stays_exact_when_a_change_falls_inside_frozen_segments() {
+    use crate::config::{AuthType, Config};
+    use crate::messages::{ContentBlock, Message};
+    let config = Config {
+        model: "m".into(),
+        base_url: "http://127.0.0.1:9".into(),
+        api_key: None,
+        auth: AuthType::ApiKey,
+    };
+    let client = AnthropicClient::new(&config, RetryPolicy::default(), Timeouts::default()).unwrap();
+    let text = |i: usize| format!("{i:04} \"quoted\" {}", "x".repeat(20_000));
+    let mut request = MessagesRequest {
+        model: "m".into(),
+        max_tokens: 10,
+        system: "sys".into(),
+        messages: (0..20).map(|i| Message::user_blocks(vec![ContentBlock::text(text(i))])).collect(),
+        tools: Vec::new().into(),
+        stream: None,
+    };
+    let check = |client: &AnthropicClient, request: &MessagesRequest| {
+        let expected =
+            serde_json::to_vec(&MessagesRequest { stream: Some(true), ..request.clone() }).unwrap();
+        let body = client.request_body(request).unwrap();
+        assert_eq!(body.len(), expected.len());
+        assert!(body.to_bytes() == expected, "the body differs from the serialised request");
+    };
+    check(&client, &request);
+    assert!(request.messages.len() * 20_000 > 4 * SEGMENT, "the history spans several segments");
+    request.messages.push(Message::user_text("appended"));
+    check(&client, &request);
+    request.messages[5] = Message::user_text("rewritten in a frozen segment");
+    check(&client, &request);
+    request.messages.truncate(3);
+    check(&client, &request);
+    request.messages.extend((0..8).map(|i| Message::user_blocks(vec![ContentBlock::text(text(100 + i))])));
+    check(&client, &request);
+    request.messages.clear();
+    check(&client, &request);
+}
+
 #[test]
 fn retryable_statuses_follow_the_sdk_policy() {
     for s in [408, 409, 429, 500, 502, 503, 529] {
