@@ -53,7 +53,7 @@ fn request(history: Vec<Message>, ws: &Workspace) -> MessagesRequest {
         model: "claude-sonnet-4-5".to_owned(),
         max_tokens: 8000,
         system: format!("You are a coding agent at {}.", ws.root().display()),
-        messages: history,
+        messages: history.into(),
         tools: tools::all(ws, &ToolOptions::default()).specs(),
         stream: None,
     }
@@ -166,7 +166,7 @@ pub fn rebuild_cost(body: &serde_json::Value) -> Result<Duration, String> {
             model: "x".to_owned(),
             max_tokens: 8000,
             system: system.clone(),
-            messages: normalize_messages(&history),
+            messages: normalize_messages(&history).into(),
             tools: std::sync::Arc::clone(&tools),
             stream: None,
         };

@@ -430,8 +430,11 @@ pub struct MessagesRequest {
     /// The system prompt.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub system: String,
-    /// The conversation, already passed through `normalize_messages`.
-    pub messages: Vec<Message>,
+    /// The conversation, already passed through `normalize_messages`. Shared (`Arc`): the loop's
+    /// [`crate::normalize::Normalizer`] appends each round's new messages to the list the last
+    /// request held, instead of copying the whole history into a new one (issue 16). Change it
+    /// with `Arc::make_mut`.
+    pub messages: Arc<Vec<Message>>,
     /// The tools, in dispatch-map order. Shared (`Arc`), so that a request does not copy the
     /// specs and their schemas every round ([`crate::dispatch::DispatchMap::specs`]).
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]

@@ -148,7 +148,7 @@ mod tests {
             model: "m".into(),
             max_tokens: 10,
             system: String::new(),
-            messages: vec![Message::user_text("hi")],
+            messages: vec![Message::user_text("hi")].into(),
             tools: Vec::new().into(),
             stream: None,
         }

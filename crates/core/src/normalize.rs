@@ -91,9 +91,13 @@ fn normalize_after(
 pub struct Normalizer {
     /// The history messages the kept prefix was made from, sharing their blocks.
     source: Vec<Message>,
-    /// Their normalised copy, as sent.
-    sent: Vec<Message>,
-    /// The `tool_use` ids in `sent`.
+    /// The last result: the kept prefix's normalised copy, then what followed it last time. The
+    /// next call reuses this list when the request that held it is gone, so a round appends its
+    /// new messages instead of copying the whole history into a new list.
+    sent: Arc<Vec<Message>>,
+    /// How many messages at the start of `sent` are the kept prefix.
+    kept: usize,
+    /// The `tool_use` ids in the kept prefix.
     taken: HashSet<Box<str>>,
 }
 
@@ -104,27 +108,23 @@ impl Normalizer {
     }
 
     /// Returns `normalize_messages(history)`, reusing the work of earlier calls.
-    pub fn normalize(&mut self, history: &[Message]) -> Vec<Message> {
-        let kept = self.source.len();
+    pub fn normalize(&mut self, history: &[Message]) -> Arc<Vec<Message>> {
         let same = |(a, b): (&Message, &Message)| a.role == b.role && a.content == b.content;
-        if history.len() < kept || !self.source.iter().zip(history).all(same) {
+        if history.len() < self.source.len() || !self.source.iter().zip(history).all(same) {
             *self = Self::default();
         }
-        let kept = self.source.len();
-        let (tail, sources) = normalize_after(&history[kept..], self.sent.len(), &self.taken);
-        if kept > 0 && tail.first().is_some_and(|m| m.role == Role::User) {
+        let from = self.source.len();
+        let (tail, sources) = normalize_after(&history[from..], self.kept, &self.taken);
+        if from > 0 && tail.first().is_some_and(|m| m.role == Role::User) {
             // The kept prefix ends with a user message, and what follows now starts with one
             // (a turn was removed and a new prompt added): they merge, so start again.
             *self = Self::default();
             return self.normalize(history);
         }
-        let mut out = Vec::with_capacity(self.sent.len() + tail.len());
-        out.extend_from_slice(&self.sent);
-        out.extend_from_slice(&tail);
         // Move the kept prefix up to the last user message that has a merged message after it.
         let last_user = (0..sources.len().saturating_sub(1)).rev().find(|&j| tail[j].role == Role::User);
         if let Some(j) = last_user {
-            self.source.extend_from_slice(&history[kept..=kept + sources[j]]);
+            self.source.extend_from_slice(&history[from..=from + sources[j]]);
             for message in &tail[..=j] {
                 if let MessageContent::Blocks(blocks) = &message.content {
                     for block in blocks.iter() {
@@ -134,9 +134,13 @@ impl Normalizer {
                     }
                 }
             }
-            self.sent.extend(tail.into_iter().take(j + 1));
         }
-        out
+        // Copies the list only when the last request still holds it.
+        let sent = Arc::make_mut(&mut self.sent);
+        sent.truncate(self.kept);
+        sent.extend(tail);
+        self.kept += last_user.map_or(0, |j| j + 1);
+        Arc::clone(&self.sent)
     }
 }
 

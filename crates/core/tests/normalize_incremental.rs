@@ -100,23 +100,29 @@ proptest! {
     }
 }
 
-/// A long session of tool rounds keeps its prefix: the normalizer's answer for round N shares
-/// the blocks of every message with the history (nothing copied), and equals the full function.
+/// A long session of tool rounds, with each result still held when the next is asked for (so
+/// the normalizer must copy its list rather than change it under the holder): every answer equals
+/// the full function's, and an answer already given never changes.
 #[test]
 fn a_growing_session_is_normalised_like_the_full_function() {
     let mut history = vec![parse(json!({"role": "user", "content": "go"}))];
     let mut normalizer = Normalizer::new();
+    let mut held = Vec::new();
     for round in 0..200 {
         let id = format!("toolu_{round}");
         history.push(parse(json!({"role": "assistant", "content": [
             {"type": "tool_use", "id": id, "name": "read_file", "input": {"path": "notes.txt"}}
         ]})));
         let sent = normalizer.normalize(&history);
-        assert_eq!(sent, normalize_messages(&history), "round {round}, before its result");
+        assert_eq!(*sent, normalize_messages(&history), "round {round}, before its result");
         history.push(parse(json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": id, "content": "line 1"}
         ]})));
         let sent = normalizer.normalize(&history);
-        assert_eq!(sent, normalize_messages(&history), "round {round}, after its result");
+        assert_eq!(*sent, normalize_messages(&history), "round {round}, after its result");
+        held.push((history.clone(), sent));
+    }
+    for (then, sent) in held {
+        assert_eq!(*sent, normalize_messages(&then), "an earlier answer changed");
     }
 }

@@ -31,7 +31,7 @@ fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_chan
         model: "m".into(),
         max_tokens: 8000,
         system: "sys".into(),
-        messages: vec![Message::user_text("hi")],
+        messages: vec![Message::user_text("hi")].into(),
         tools: vec![ToolSpec {
             name: "t".into(),
             description: "d".into(),
@@ -48,14 +48,16 @@ fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_chan
     };
     check(&client, &request);
     // The history grows: the cached prefix is reused.
-    request.messages.push(Message::assistant_blocks(vec![ContentBlock::text("yo")]));
-    request.messages.push(Message::user_text("more"));
+    std::sync::Arc::make_mut(&mut request.messages)
+        .push(Message::assistant_blocks(vec![ContentBlock::text("yo")]));
+    std::sync::Arc::make_mut(&mut request.messages).push(Message::user_text("more"));
     check(&client, &request);
     // A message in the middle changes (a merge or a repair): everything after it is redone.
-    request.messages[1] = Message::assistant_blocks(vec![ContentBlock::text("changed")]);
+    std::sync::Arc::make_mut(&mut request.messages)[1] =
+        Message::assistant_blocks(vec![ContentBlock::text("changed")]);
     check(&client, &request);
     // A shorter history and no system prompt or tools.
-    request.messages.truncate(1);
+    std::sync::Arc::make_mut(&mut request.messages).truncate(1);
     request.system.clear();
     request.tools = Vec::new().into();
     check(&client, &request);
@@ -83,7 +85,9 @@ fn the_body_stays_exact_when_a_change_falls_inside_frozen_segments() {
         model: "m".into(),
         max_tokens: 10,
         system: "sys".into(),
-        messages: (0..20).map(|i| Message::user_blocks(vec![ContentBlock::text(text(i))])).collect(),
+        messages: std::sync::Arc::new(
+            (0..20).map(|i| Message::user_blocks(vec![ContentBlock::text(text(i))])).collect(),
+        ),
         tools: Vec::new().into(),
         stream: None,
     };
@@ -96,15 +100,16 @@ fn the_body_stays_exact_when_a_change_falls_inside_frozen_segments() {
     };
     check(&client, &request);
     assert!(request.messages.len() * 20_000 > 4 * SEGMENT, "the history spans several segments");
-    request.messages.push(Message::user_text("appended"));
+    std::sync::Arc::make_mut(&mut request.messages).push(Message::user_text("appended"));
     check(&client, &request);
-    request.messages[5] = Message::user_text("rewritten in a frozen segment");
+    std::sync::Arc::make_mut(&mut request.messages)[5] = Message::user_text("rewritten in a frozen segment");
     check(&client, &request);
-    request.messages.truncate(3);
+    std::sync::Arc::make_mut(&mut request.messages).truncate(3);
     check(&client, &request);
-    request.messages.extend((0..8).map(|i| Message::user_blocks(vec![ContentBlock::text(text(100 + i))])));
+    std::sync::Arc::make_mut(&mut request.messages)
+        .extend((0..8).map(|i| Message::user_blocks(vec![ContentBlock::text(text(100 + i))])));
     check(&client, &request);
-    request.messages.clear();
+    std::sync::Arc::make_mut(&mut request.messages).clear();
     check(&client, &request);
 }
 

@@ -196,7 +196,8 @@ impl AnthropicClient {
     pub fn request_body(&self, request: &MessagesRequest) -> Result<RequestBody, ApiError> {
         let fail = |e: serde_json::Error| ApiError::Decode(format!("cannot serialise the request: {e}"));
         let mut cache = self.wire_cache.lock().unwrap_or_else(|p| p.into_inner());
-        let same = cache.sent.iter().zip(&request.messages).take_while(|((old, _), new)| old == *new).count();
+        let same =
+            cache.sent.iter().zip(request.messages.iter()).take_while(|((old, _), new)| old == *new).count();
         cache.truncate(same);
         for message in &request.messages[same..] {
             if let Err(e) = cache.push(message) {

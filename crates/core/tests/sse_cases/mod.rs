@@ -37,7 +37,7 @@ fn request() -> MessagesRequest {
         model: "mock-model".into(),
         max_tokens: 100,
         system: String::new(),
-        messages: vec![Message::user_text("hi")],
+        messages: vec![Message::user_text("hi")].into(),
         tools: Vec::new().into(),
         stream: None,
     }
