@@ -1,5 +1,5 @@
 //! Request building (issue 7): the body the HTTP client sends for a `MessagesRequest`
-//! (`AnthropicClient::body` with its cache cleared, i.e. a first request) with 1, 4 and 16 MB of
+//! (`AnthropicClient::request_body` with its cache cleared, i.e. a first request) with 1, 4 and 16 MB of
 //! history, the cost per byte at each size, and a least-squares line
 //! `t = a + b·bytes` whose slope `b` is the constant. `normalize_messages`, which the loop runs on
 //! the history before each request, is timed beside it.
@@ -98,7 +98,8 @@ pub fn serialisation(report: &mut Report, scale: Scale) -> Result<(), String> {
         let reps = (48 / mib).max(3);
         let ser = time(reps, || {
             client.clear_wire_cache();
-            std::hint::black_box(client.body(std::hint::black_box(&req)).ok());
+            // What sending builds: the chunks (`body()` would add a copy into one buffer).
+            std::hint::black_box(client.request_body(std::hint::black_box(&req)).ok());
         });
         let plain = time(reps, || {
             std::hint::black_box(serde_json::to_vec(std::hint::black_box(&req)).ok());
