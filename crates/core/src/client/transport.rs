@@ -95,7 +95,10 @@ impl Transport {
                 *request.method_mut() = http::Method::POST;
                 *request.uri_mut() = uri.clone();
                 *request.headers_mut() = headers.clone();
-                let response = client.request(request).await.map_err(|e| describe(&e))?;
+                let response = client
+                    .request(request)
+                    .await
+                    .map_err(|e| format!("error sending request for url ({url}): {}", describe(&e)))?;
                 let (parts, body) = response.into_parts();
                 let body = BodyDataStream::new(body).map(|r| r.map_err(|e| describe(&e)));
                 Ok(Answer { status: parts.status.as_u16(), headers: parts.headers, body: Box::pin(body) })
