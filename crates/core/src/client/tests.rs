@@ -16,17 +16,21 @@ fn retry_after_is_honoured_up_to_sixty_seconds() {
     assert_eq!(p.delay(0, Some(Duration::from_secs(61)), 0.0), Duration::from_millis(500));
 }
 
-#[test]
-fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_changes() {
-    use crate::config::{AuthType, Config};
-    use crate::messages::{ContentBlock, Message, ToolSpec};
-    let config = Config {
+/// A client for an endpoint nothing listens on: for tests of what it would send.
+fn offline_client() -> AnthropicClient {
+    let config = crate::config::Config {
         model: "m".into(),
         base_url: "http://127.0.0.1:9".into(),
         api_key: None,
-        auth: AuthType::ApiKey,
+        auth: crate::config::AuthType::ApiKey,
     };
-    let client = AnthropicClient::new(&config, RetryPolicy::default(), Timeouts::default()).unwrap();
+    AnthropicClient::new(&config, RetryPolicy::default(), Timeouts::default()).unwrap()
+}
+
+#[test]
+fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_changes() {
+    use crate::messages::{ContentBlock, Message, ToolSpec};
+    let client = offline_client();
     let mut request = MessagesRequest {
         model: "m".into(),
         max_tokens: 8000,
@@ -71,15 +75,8 @@ fn the_body_is_the_request_with_the_clients_stream_flag_however_the_history_chan
 /// byte for byte what serialising the request gives.
 #[test]
 fn the_body_stays_exact_when_a_change_falls_inside_frozen_segments() {
-    use crate::config::{AuthType, Config};
     use crate::messages::{ContentBlock, Message};
-    let config = Config {
-        model: "m".into(),
-        base_url: "http://127.0.0.1:9".into(),
-        api_key: None,
-        auth: AuthType::ApiKey,
-    };
-    let client = AnthropicClient::new(&config, RetryPolicy::default(), Timeouts::default()).unwrap();
+    let client = offline_client();
     let text = |i: usize| format!("{i:04} \"quoted\" {}", "x".repeat(20_000));
     let mut request = MessagesRequest {
         model: "m".into(),
