@@ -58,21 +58,9 @@ fn signal(child: &Child, sig: Signal) {
     rustix::process::kill_process(pid, sig).unwrap();
 }
 
-/// A folder outside every place `workspace-write` lets a command write (the temp folders):
-/// below the build's target folder, or the home folder.
+/// A folder outside every place `workspace-write` lets a command write.
 fn outside_dir() -> tempfile::TempDir {
-    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
-    let temps: Vec<PathBuf> =
-        ["/tmp", "/var/tmp", "/dev/shm"].iter().map(PathBuf::from).chain(tmpdir).collect();
-    let candidates =
-        [Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))), std::env::var_os("HOME").map(PathBuf::from)];
-    for base in candidates.into_iter().flatten() {
-        let Ok(base) = base.canonicalize() else { continue };
-        if !temps.iter().any(|t| base.starts_with(t)) {
-            return tempfile::tempdir_in(base).unwrap();
-        }
-    }
-    panic!("no folder outside the temp folders to test writes against");
+    agent_core::test_util::outside_dir(std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))).unwrap()
 }
 
 /// Input 1: bash renames the workspace away and puts a symlink to an outside folder in its

@@ -178,3 +178,25 @@ impl Proc {
 pub fn session_members(sid: i32) -> Vec<Proc> {
     crate::process::session_members(sid).into_iter().map(Proc::new).collect()
 }
+
+/// A new folder outside every place the `workspace-write` sandbox lets a command write (the
+/// workspace and the temp folders `/tmp`, `/var/tmp`, `/dev/shm`, `$TMPDIR`): below
+/// `target_tmpdir` (a test passes `env!("CARGO_TARGET_TMPDIR")`), or else below `$HOME`, whichever
+/// is not under a temp folder. Removed when dropped. Issue 13's sandbox tests write against it.
+///
+/// # Errors
+/// Neither folder is usable, or the new folder cannot be made.
+pub fn outside_dir(target_tmpdir: &Path) -> io::Result<tempfile::TempDir> {
+    let tmpdir = std::env::var_os("TMPDIR").map(std::path::PathBuf::from);
+    let temps: Vec<std::path::PathBuf> =
+        ["/tmp", "/var/tmp", "/dev/shm"].iter().map(std::path::PathBuf::from).chain(tmpdir).collect();
+    let candidates =
+        [Some(target_tmpdir.to_path_buf()), std::env::var_os("HOME").map(std::path::PathBuf::from)];
+    for base in candidates.into_iter().flatten() {
+        let Ok(base) = base.canonicalize() else { continue };
+        if !temps.iter().any(|t| base.starts_with(t)) {
+            return tempfile::tempdir_in(base);
+        }
+    }
+    Err(io::Error::other("no folder outside the temp folders to test writes against"))
+}

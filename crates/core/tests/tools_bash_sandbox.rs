@@ -6,7 +6,6 @@
 
 mod tools_support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_core::dispatch::ToolOutcome;
@@ -35,21 +34,9 @@ fn landlock_here() -> bool {
     false
 }
 
-/// A folder outside every place `workspace-write` may write (the workspace, the temp folders):
-/// below the build's target folder, or the home folder, whichever is not under a temp folder.
-fn outside_dir() -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
-    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
-    let temps: Vec<PathBuf> =
-        ["/tmp", "/var/tmp", "/dev/shm"].iter().map(PathBuf::from).chain(tmpdir).collect();
-    let candidates =
-        [Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))), std::env::var_os("HOME").map(PathBuf::from)];
-    for base in candidates.into_iter().flatten() {
-        let Ok(base) = base.canonicalize() else { continue };
-        if !temps.iter().any(|t| base.starts_with(t)) {
-            return Ok(tempfile::tempdir_in(base)?);
-        }
-    }
-    Err("no folder outside the temp folders to test writes against".into())
+/// A folder outside every place `workspace-write` may write.
+fn outside_dir() -> std::io::Result<tempfile::TempDir> {
+    agent_core::test_util::outside_dir(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// Issue 13, input 4: `bash -c "set -m; sleep 300 &"` puts the job in a process group of its own
