@@ -352,3 +352,20 @@ fn sigint_during_a_tool_kills_it_and_the_next_request_carries_a_cancelled_result
     std::thread::sleep(Duration::from_millis(2500));
     assert!(!ws.path().join("marker").exists(), "the command's process group was killed");
 }
+
+/// A session's requests share one HTTP/1.1 keep-alive connection: each streamed body is read to
+/// its end and the connection is back in the pool before the next request goes out. (Issue 16:
+/// when the next request left before the connection was back, the session alternated between
+/// two connections, and over HTTPS each would be a TLS session that sits idle a whole round.)
+#[test]
+fn a_session_keeps_one_connection() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "a note\n").unwrap();
+    let read = |id: &str| reply::tool_uses(&[(id, "read_file", json!({"path": "notes.txt"}))]);
+    let server = MockServer::start(vec![read("r1"), read("r2"), read("r3"), read("r4"), reply::text("done")]);
+    let out = run(s02(ws.path(), &server), &["-p", "read it four times"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.assert_done();
+    assert_eq!(server.request_count(), 5);
+    assert_eq!(server.connections(), 1, "five requests over one connection");
+}

@@ -263,17 +263,29 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
             return ExitCode::from(crate::agent::EXIT_CONFIG);
         }
     };
-    let mut history = Vec::new();
-    if let Some(dir) = demo_dir {
-        return run_demo(chapter, &mut agent, dir, args.keep).await;
+    let (chapter, prompt, keep) = (*chapter, args.prompt.clone(), args.keep);
+    let session = async move {
+        let mut history = Vec::new();
+        if let Some(dir) = demo_dir {
+            return run_demo(&chapter, &mut agent, dir, keep).await;
+        }
+        if let Some(prompt) = &prompt {
+            return match one_turn(&mut agent, &mut history, prompt).await {
+                Ok(code) => ExitCode::from(code),
+                Err(()) => ExitCode::from(1),
+            };
+        }
+        repl::run(chapter.name, &mut agent, &mut history, &commands).await
+    };
+    // The session runs as a task beside the HTTP connection's task, not as `block_on`'s own
+    // future. Tokio's current-thread scheduler polls for I/O (one `epoll_wait` system call) each
+    // time another task wakes the `block_on` future, and the connection wakes the reader once
+    // per chunk of a streamed reply; between two tasks the hand-off is a queue push (issue 16).
+    match tokio::spawn(session).await {
+        Ok(code) => code,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => ExitCode::from(1),
     }
-    if let Some(prompt) = &args.prompt {
-        return match one_turn(&mut agent, &mut history, prompt).await {
-            Ok(code) => ExitCode::from(code),
-            Err(()) => ExitCode::from(1),
-        };
-    }
-    repl::run(chapter.name, &mut agent, &mut history, &commands).await
 }
 
 /// Start-up for `-p` and the REPL: the workspace, the environment and `.env`, the model, then the

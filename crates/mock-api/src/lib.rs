@@ -270,6 +270,8 @@ struct State {
     unexpected: Vec<String>,
     /// Whether recorded requests keep their body (else `null`, see [`MockServer::start_fn_no_bodies`]).
     keep_bodies: bool,
+    /// TCP connections accepted so far.
+    connections: usize,
 }
 
 impl State {
@@ -381,6 +383,7 @@ impl MockServer {
             messages: 0,
             unexpected: Vec::new(),
             keep_bodies,
+            connections: 0,
         }));
         let (shutdown, stop) = oneshot::channel::<()>();
         let shared = Arc::clone(&state);
@@ -411,6 +414,12 @@ impl MockServer {
     /// Every request received so far (any route), in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.lock().requests.clone()
+    }
+
+    /// How many TCP connections the server accepted so far: a client that keeps its connection
+    /// alive between requests (HTTP/1.1 keep-alive) makes one for a whole session.
+    pub fn connections(&self) -> usize {
+        self.lock().connections
     }
 
     /// How many requests (any route, including unexpected ones) were received so far.
@@ -490,6 +499,7 @@ async fn accept_loop(listener: TcpListener, state: Arc<Mutex<State>>) {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
+                state.lock().unwrap_or_else(|p| p.into_inner()).connections += 1;
                 let _ = stream.set_nodelay(true);
                 tokio::spawn(serve_connection(stream, Arc::clone(&state)));
             }

@@ -344,6 +344,10 @@ async fn finish_body(body: &mut BodyStream) {
         }
     };
     let _ = tokio::time::timeout(FINISH_WAIT, drain).await;
+    // The connection's own task, now idle, puts the connection back in the pool; one yield lets
+    // the tasks that are ready run first, so the next request finds it there instead of opening
+    // a second connection.
+    tokio::task::yield_now().await;
 }
 
 /// How long [`finish_body`] waits for the end of a streamed body after its last event.
