@@ -107,6 +107,9 @@ pub struct WsPath {
     rel: PathBuf,
     given: String,
     exists: bool,
+    /// The walk saw a regular file at the end (a hint for [`WsPath::open_read`]; the open file's
+    /// own type is what counts).
+    regular: bool,
     dir: Arc<Dir>,
 }
 
@@ -147,13 +150,17 @@ impl WsPath {
     /// # Errors
     /// The `io::Error` of the open (`NotFound`, permission, or a path that would leave the root).
     pub fn open_read(&self) -> io::Result<Opened> {
-        // A cheap first look, so that a device is not even opened (opening some has effects).
-        let first = self.dir.metadata(self.rel_or_dot())?;
-        if first.is_dir() {
-            return Ok(Opened::Folder);
-        }
-        if !first.is_file() {
-            return Ok(Opened::Special);
+        // A first look, so that a device is not even opened (opening some has effects). The walk
+        // that made this path already looked (`lstat` of the last component, after following
+        // every symlink) and saw a regular file, or this looks again.
+        if !self.regular {
+            let first = self.dir.metadata(self.rel_or_dot())?;
+            if first.is_dir() {
+                return Ok(Opened::Folder);
+            }
+            if !first.is_file() {
+                return Ok(Opened::Special);
+            }
         }
         let mut opts = OpenOptions::new();
         opts.read(true).nonblock(true).custom_flags(rustix::fs::OFlags::NOCTTY.bits() as i32);
@@ -290,16 +297,16 @@ impl Workspace {
         if path.contains('\0') {
             return Err(escapes());
         }
-        let (abs, exists) = self.walk(path)?;
+        let Walked { abs, exists, regular } = self.walk(path)?;
         let Ok(rel) = abs.strip_prefix(&self.root).map(Path::to_path_buf) else {
             return Err(escapes());
         };
-        Ok(WsPath { abs, rel, given: path.to_owned(), exists, dir: Arc::clone(&self.dir) })
+        Ok(WsPath { abs, rel, given: path.to_owned(), exists, regular, dir: Arc::clone(&self.dir) })
     }
 
-    /// The walk behind [`Workspace::locate`]: returns the symlink-free absolute path and whether
-    /// its last component exists. Does not check containment.
-    fn walk(&self, given: &str) -> Result<(PathBuf, bool), WorkspaceError> {
+    /// The walk behind [`Workspace::locate`]: the symlink-free absolute path, whether its last
+    /// component exists, and whether that is a regular file. Does not check containment.
+    fn walk(&self, given: &str) -> Result<Walked, WorkspaceError> {
         let given_path = Path::new(given);
         // Components still to walk, in reverse order (a stack), so a symlink's target can be pushed.
         let mut todo: Vec<OsString> = Vec::new();
@@ -310,6 +317,8 @@ impl Workspace {
         // lexical; a `..` that climbs back to a real folder resumes the real walk, so a symlink
         // after it is still followed (`nope/../link_out/x` must not slip through).
         let mut missing = 0usize;
+        // Set when the last component is a regular file (only `.` can follow a file).
+        let mut regular = false;
         while let Some(part) = todo.pop() {
             if part == "/" {
                 here = PathBuf::from("/");
@@ -346,7 +355,7 @@ impl Workspace {
                     }
                 }
                 Ok(Kind::Folder) => here = next,
-                Ok(Kind::Other) => {
+                Ok(kind @ (Kind::File | Kind::Special)) => {
                     // A file (or fifo, socket, device): it must be the last component.
                     if todo.iter().any(|p| p != ".") {
                         return Err(WorkspaceError::Unreachable(format!(
@@ -354,6 +363,7 @@ impl Workspace {
                             display_rel(&self.root, &next)
                         )));
                     }
+                    regular = matches!(kind, Kind::File);
                     here = next;
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -363,29 +373,31 @@ impl Workspace {
                 Err(e) => return Err(WorkspaceError::Unreachable(format!("Cannot access {given}: {e}"))),
             }
         }
-        Ok((here, missing == 0))
+        Ok(Walked { abs: here, exists: missing == 0, regular })
     }
 
     /// The kind of `abs` without following a last symlink: beneath the root handle when `abs`
     /// lies inside the root, through the path otherwise (an absolute path on its way in).
     fn kind(&self, abs: &Path) -> io::Result<Kind> {
-        let (symlink, dir) = match abs.strip_prefix(&self.root) {
-            Ok(rel) if rel.as_os_str().is_empty() => (false, true),
+        let (symlink, dir, file) = match abs.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => (false, true, false),
             Ok(rel) => {
                 let m = self.dir.symlink_metadata(rel)?;
-                (m.file_type().is_symlink(), m.is_dir())
+                (m.file_type().is_symlink(), m.is_dir(), m.is_file())
             }
             Err(_) => {
                 let m = std::fs::symlink_metadata(abs)?;
-                (m.file_type().is_symlink(), m.is_dir())
+                (m.file_type().is_symlink(), m.is_dir(), m.is_file())
             }
         };
         Ok(if symlink {
             Kind::Symlink
         } else if dir {
             Kind::Folder
+        } else if file {
+            Kind::File
         } else {
-            Kind::Other
+            Kind::Special
         })
     }
 
@@ -399,10 +411,23 @@ impl Workspace {
 }
 
 /// What one step of the walk found.
+/// What [`Workspace::walk`] found.
+struct Walked {
+    /// The absolute path, symlink-free.
+    abs: PathBuf,
+    /// Whether its last component exists.
+    exists: bool,
+    /// Whether its last component is a regular file (`lstat` after every symlink was followed).
+    regular: bool,
+}
+
 enum Kind {
     Symlink,
     Folder,
-    Other,
+    /// A regular file.
+    File,
+    /// A FIFO, socket or device.
+    Special,
 }
 
 /// Pushes `path`'s components onto the stack `todo` so that they pop in order; a root becomes

@@ -24,6 +24,7 @@
 //! 8 KiB hold a NUL byte or are mostly (over a quarter) invalid UTF-8; other I/O errors as
 //! `Cannot read PATH: …`. PATH is always the path as the model gave it.
 
+use std::borrow::Cow;
 use std::io::{self, Read};
 use std::sync::Arc;
 
@@ -188,6 +189,29 @@ fn looks_binary(sniff: &[u8], complete: bool) -> bool {
     invalid * 4 > sniff.len()
 }
 
+/// The first `count` lines of `text` (split at `\n`, a `\r` before it dropped), joined by `\n`:
+/// one pass with `memchr` into one buffer.
+fn join_lines(text: &str, count: usize) -> String {
+    let mut joined = String::with_capacity(text.len());
+    let mut rest = text;
+    for i in 0..count {
+        let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            // `\n` is ASCII, so both sides are on character boundaries.
+            Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+            None => (rest, None),
+        };
+        if i > 0 {
+            joined.push('\n');
+        }
+        joined.push_str(line.strip_suffix('\r').unwrap_or(line));
+        match next {
+            Some(next) => rest = next,
+            None => break,
+        }
+    }
+    joined
+}
+
 /// The streaming state: the kept head of the shown lines, and line counts.
 struct Scan {
     limit: Option<u64>,
@@ -217,6 +241,9 @@ impl Scan {
             self.last = Some(b);
         }
         // Keep bytes while still inside the shown lines and below the byte cap.
+        if !self.done_showing() {
+            self.head.reserve(chunk.len().min(HEAD_BYTES - self.head.len()));
+        }
         while !chunk.is_empty() && !self.head_full && self.limit.is_none_or(|l| self.newlines < l) {
             let room = HEAD_BYTES - self.head.len();
             if room == 0 {
@@ -246,11 +273,13 @@ impl Scan {
             unread => format!("at least {n} more lines; {unread} more bytes not read"),
         };
         let shown = self.limit.map_or(total, |l| l.min(total));
-        let text = String::from_utf8_lossy(&self.head);
-        let mut lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
-        // `split` yields one piece more than there are newlines; trim to the shown lines.
-        lines.truncate(usize::try_from(shown).unwrap_or(usize::MAX));
-        let joined = lines.join("\n");
+        // Valid UTF-8 (the usual case) is checked at memory speed; only a file with invalid
+        // bytes takes the slower lossy path.
+        let text = match std::str::from_utf8(&self.head) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(&self.head),
+        };
+        let joined = join_lines(&text, usize::try_from(shown).unwrap_or(usize::MAX));
         let (kept, cut) = cut_chars(&joined, MAX_OUTPUT_CHARS);
         if cut > 0 || self.head_full {
             let full_lines = kept.matches('\n').count() as u64;
