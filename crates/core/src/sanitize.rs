@@ -31,6 +31,12 @@ pub fn is_unsafe(c: char) -> bool {
     }
 }
 
+/// Whether `text` is printable ASCII, `\n` and `\t` only: the usual case, checked a byte at a
+/// time (which the compiler vectorises) before the per-character test.
+fn plain_ascii(text: &str) -> bool {
+    text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t'))
+}
+
 /// Appends the visible escape of `c` to `out`: `\r` for a carriage return, `\xNN` (two lower-case
 /// hex digits) for other C0 controls and DEL, `\u{N}` for C1 and bidi controls. Any other
 /// character is appended as it is.
@@ -53,7 +59,7 @@ pub fn push_escaped(out: &mut String, c: char) {
 /// `sanitize("\x1b]52;c;aGk=\x07ok")` is `\x1b]52;c;aGk=\x07ok` with both controls spelt out
 /// as four visible characters each.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
+    if plain_ascii(text) || !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);

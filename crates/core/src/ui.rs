@@ -158,9 +158,10 @@ impl Ui {
     /// The first 200 characters of a tool's output, after it ran (course §1). A longer output
     /// ends with a dim line saying how much was cut from the view (the model gets all of it).
     pub fn tool_preview(&self, output: &str) {
-        let preview: String = output.chars().take(PREVIEW_CHARS).collect();
-        let cut = output[preview.len()..].chars().count();
-        let mut text = format!("{}\n", sanitize(&preview));
+        let end = output.char_indices().nth(PREVIEW_CHARS).map_or(output.len(), |(at, _)| at);
+        let (preview, rest) = output.split_at(end);
+        let cut = rest.chars().count();
+        let mut text = format!("{}\n", sanitize(preview));
         if cut > 0 {
             let marker = format!("… ({cut} more characters not shown here; the model gets them all)");
             text.push_str(&paint(self.color_out, DIM, &marker));
