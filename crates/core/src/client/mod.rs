@@ -343,11 +343,32 @@ async fn finish_body(body: &mut BodyStream) {
             }
         }
     };
-    let _ = tokio::time::timeout(FINISH_WAIT, drain).await;
-    // The connection's own task, now idle, puts the connection back in the pool; one yield lets
-    // the tasks that are ready run first, so the next request finds it there instead of opening
-    // a second connection.
+    let mut drain = std::pin::pin!(drain);
+    // Usually the end came with `message_stop` and is already read: the connection's task hands
+    // it over within a pass of the scheduler, and no timer is armed (arming one that ends first
+    // costs the runtime a wake-up system call). Only a late end waits, at most FINISH_WAIT.
+    let mut done = false;
+    for _ in 0..FINISH_PASSES {
+        if poll_once(drain.as_mut()).await.is_ready() {
+            done = true;
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    if !done {
+        let _ = tokio::time::timeout(FINISH_WAIT, drain).await;
+    }
+    // The connection's task, now idle, puts the connection back in the pool: one more pass, so
+    // the next request finds it there instead of opening a second connection.
     tokio::task::yield_now().await;
+}
+
+/// Scheduler passes [`finish_body`] gives the end of a body before it arms a timer.
+const FINISH_PASSES: usize = 3;
+
+/// Polls `future` once: its output, or `Pending` (it may be polled again later).
+async fn poll_once<F: std::future::Future + Unpin>(mut future: F) -> std::task::Poll<F::Output> {
+    std::future::poll_fn(|cx| std::task::Poll::Ready(std::pin::Pin::new(&mut future).poll(cx))).await
 }
 
 /// How long [`finish_body`] waits for the end of a streamed body after its last event.
