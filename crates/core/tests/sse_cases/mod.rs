@@ -262,3 +262,39 @@ async fn a_turn_cancelled_mid_tool_keeps_the_history_sendable() {
         ]})
     );
 }
+
+/// After `message_stop` the client reads what is left of the body for at most a short while: an
+/// endpoint that keeps the body open (here, pings every 100 ms for 10 s) does not hold the answer.
+#[tokio::test]
+async fn an_endpoint_that_keeps_sending_after_message_stop_does_not_hold_the_answer() {
+    let mut events = mock_api::reply::sse_from_message(&long_text());
+    events.extend((0..100).map(|_| SseEvent::ping()));
+    let server = MockServer::start(vec![Reply::sse(events).delay_between_chunks(Duration::from_millis(100))]);
+    let (client, _) = client(&server, 0, Duration::from_secs(5));
+    let t = Instant::now();
+    let (result, _) = call(&client).await;
+    assert_eq!(result.unwrap().text(), "Hello there, this is a long streamed answer.");
+    // The events before message_stop take about 1 s; the pings after it would take 10 s more.
+    assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
+}
+
+/// Calls one after another reuse one keep-alive connection: each body is read to its end and the
+/// connection is back in the pool before the next request. The calls run in a spawned task, as a
+/// chapter's session does (`agent_core::cli`).
+#[tokio::test]
+async fn consecutive_calls_share_one_connection() {
+    let server = MockServer::start((0..4).map(|_| Reply::Message(long_text())).collect());
+    let (client, _) = client(&server, 0, Duration::from_secs(5));
+    let texts = tokio::spawn(async move {
+        let mut texts = Vec::new();
+        for _ in 0..4 {
+            texts.push(call(&client).await.0.map(|m| m.text()));
+        }
+        texts
+    });
+    for text in texts.await.unwrap() {
+        assert_eq!(text.unwrap(), "Hello there, this is a long streamed answer.");
+    }
+    server.assert_done();
+    assert_eq!(server.connections(), 1);
+}
