@@ -347,19 +347,21 @@ async fn finish_body(body: &mut BodyStream) {
     // Usually the end came with `message_stop` and is already read: the connection's task hands
     // it over within a pass of the scheduler, and no timer is armed (arming one that ends first
     // costs the runtime a wake-up system call). Only a late end waits, at most FINISH_WAIT.
-    let mut done = false;
-    for _ in 0..FINISH_PASSES {
-        if poll_once(drain.as_mut()).await.is_ready() {
-            done = true;
+    let mut done = poll_once(drain.as_mut()).await.is_ready();
+    for _ in 1..FINISH_PASSES {
+        if done {
             break;
         }
         tokio::task::yield_now().await;
+        done = poll_once(drain.as_mut()).await.is_ready();
     }
     if !done {
         let _ = tokio::time::timeout(FINISH_WAIT, drain).await;
     }
-    // The connection's task, now idle, puts the connection back in the pool: one more pass, so
-    // the next request finds it there instead of opening a second connection.
+    // hyper signals that the connection is ready for another request in the same poll that
+    // delivers the end of the body; hyper-util's task that waits for that signal then puts the
+    // connection back in the pool. One more pass of the (current-thread) scheduler runs it, so the
+    // next request finds the connection there instead of opening a second one.
     tokio::task::yield_now().await;
 }
 
