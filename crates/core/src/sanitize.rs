@@ -32,7 +32,7 @@ pub fn is_unsafe(c: char) -> bool {
 }
 
 /// Whether `text` is printable ASCII, `\n` and `\t` only: the usual case, checked a byte at a
-/// time (which the compiler vectorises) before the per-character test.
+/// time before the slower per-character test.
 fn plain_ascii(text: &str) -> bool {
     text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t'))
 }

@@ -410,7 +410,6 @@ impl Workspace {
     }
 }
 
-/// What one step of the walk found.
 /// What [`Workspace::walk`] found.
 struct Walked {
     /// The absolute path, symlink-free.
@@ -421,6 +420,7 @@ struct Walked {
     regular: bool,
 }
 
+/// What one step of the walk found.
 enum Kind {
     Symlink,
     Folder,
