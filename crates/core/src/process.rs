@@ -195,10 +195,8 @@ fn end_session(sid: i32) -> usize {
         let live = session_members(sid);
         // The leader's own process group first, at once (the session id is its group id); the
         // scan then finds those that moved to other groups.
-        if first {
-            if let Some(group) = Pid::from_raw(sid) {
-                let _ = rustix::process::kill_process_group(group, Signal::KILL);
-            }
+        if first && let Some(group) = Pid::from_raw(sid) {
+            let _ = rustix::process::kill_process_group(group, Signal::KILL);
         }
         if live.is_empty() || (!first && start.elapsed() > END_WITHIN) {
             return killed.len();

@@ -18,7 +18,7 @@
 //!   line such as `/etc/hosts: what is this?` is a prompt, not a command.
 //!
 //! The line editor only holds the terminal while a prompt is read; a turn's Ctrl-C comes as a
-//! SIGINT, which [`one_turn`] waits for next to the turn.
+//! SIGINT, which `one_turn` waits for next to the turn.
 
 use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;

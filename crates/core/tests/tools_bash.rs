@@ -18,10 +18,10 @@ async fn run(fx: &Fixture, command: &str) -> ToolOutcome {
 /// The pgid the command wrote (`echo $$ > pgid`): `sh` leads its own group.
 async fn read_pgid(fx: &Fixture, file: &str) -> Result<i32, Box<dyn std::error::Error>> {
     for _ in 0..100 {
-        if let Ok(s) = std::fs::read_to_string(fx.path(file)) {
-            if let Ok(pgid) = s.trim().parse() {
-                return Ok(pgid);
-            }
+        if let Ok(s) = std::fs::read_to_string(fx.path(file))
+            && let Ok(pgid) = s.trim().parse()
+        {
+            return Ok(pgid);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

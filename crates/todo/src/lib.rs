@@ -12,7 +12,7 @@
 //!
 //! | module | course chapter | what it holds |
 //! |---|---|---|
-//! | [`todo`] | s03 — TodoWrite | the `todo` tool: items `{id, text, status}`, render with `#id` |
+//! | [`todo`](mod@todo) | s03 — TodoWrite | the `todo` tool: items `{id, text, status}`, render with `#id` |
 //! | [`todo_write`] | s05 — todo_write | the `todo_write` tool: items `{content, status}`, string input |
 //! | [`pyliteral`] | s05 (course #340) | a safe parser for Python-literal strings; evaluates nothing |
 //! | [`nag`] | s03 and s05 | the rounds-since-todo counter and its two reset policies |

@@ -108,7 +108,7 @@ pub fn parse(src: &str) -> Result<Value, ParseError> {
 /// Strings over [`MAX_INPUT_BYTES`] are refused before either parser runs.
 ///
 /// Both paths read numbers the same way, because both are this parser: text that serde_json
-/// accepts as JSON is then read by [`Parser`] in JSON mode (`true`, `false`, `null` and the `\/`
+/// accepts as JSON is then read by the `Parser` in JSON mode (`true`, `false`, `null` and the `\/`
 /// escape allowed). Floats are correctly rounded on both (Rust's float parsing), and an integer
 /// beyond 64 bits is an error on both, never a lossy float.
 pub fn parse_string_input(s: &str) -> Result<Value, ParseError> {

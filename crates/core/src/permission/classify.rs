@@ -1,6 +1,6 @@
 //! The destructive-command classifier: why a shell command needs a "yes" before it runs.
 //!
-//! [`classify`] reads the command through the [tokeniser](super::tokenize) and answers
+//! [`classify`] reads the command through the [tokeniser](mod@super::tokenize) and answers
 //! `Some(reason)` (ask) or `None` (run). It asks:
 //! - about anything it **cannot read**: a command or process substitution anywhere; a variable,
 //!   glob, brace expansion or ANSI-C quote in command position (or in the arguments of a
@@ -563,10 +563,8 @@ impl State<'_> {
                 | "patch"
                 | "fallocate"
         );
-        if judged_by_arguments {
-            if let Some(reason) = w.args_unknown() {
-                return Some(format!("'{name}': {reason}"));
-            }
+        if judged_by_arguments && let Some(reason) = w.args_unknown() {
+            return Some(format!("'{name}': {reason}"));
         }
         match name {
             "truncate" | "fallocate" => Some(format!("changes file sizes with '{name}'")),

@@ -10,8 +10,8 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`tokenize`] | the shell tokeniser: simple commands, redirections, and what cannot be known before running |
-//! | [`classify`] | the destructive-command classifier: why a command needs a "yes" |
+//! | [`tokenize`](mod@tokenize) | the shell tokeniser: simple commands, redirections, and what cannot be known before running |
+//! | [`classify`](mod@classify) | the destructive-command classifier: why a command needs a "yes" |
 //! | this one | the verdict on one tool call |
 //! | [`crate::tools::bash::deny`] | the deny list, owned by the bash tool so every chapter refuses the same |
 //!
@@ -29,7 +29,7 @@
 //! - programs and scripts it does not know: `./build.sh`, `make`, `cargo run`, `python3 x.py`,
 //!   `npm test` run whatever their files say (a script file written a moment earlier included);
 //! - commands that write files as their job: compilers, `git commit`, `touch`, `mkdir`, and any
-//!   writer not listed in [`classify`], such as `uniq in out` or `split`;
+//!   writer not listed in [`classify`](mod@classify), such as `uniq in out` or `split`;
 //! - a file that does not exist yet counts as harmless to create, even if a later command
 //!   of a *later* tool call overwrites something with it;
 //! - `kill`, `pkill`, network clients, and anything that consumes resources;
@@ -90,7 +90,7 @@ pub enum Verdict {
 /// about ([`Subject`]), never on the tool's name.
 ///
 /// - [`Subject::Command`] (`bash`): a command matching the [`DENY_LIST`] → `Deny("Permission
-///   denied by deny list")`; one that [`classify`] asks about → `Ask("Destructive command
+///   denied by deny list")`; one that [`classify()`] asks about → `Ask("Destructive command
 ///   (REASON): COMMAND")`, with the whole command (the prompt shows it wrapped, never cut).
 /// - [`Subject::WrittenPath`] (`write_file`, `edit_file`) that steers later runs
 ///   ([`steering_file`]: `.env`, `.git/config`, `.git/hooks/*`) → `Ask("Writes a file that steers
