@@ -365,7 +365,8 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
         "ms",
     );
     if let (Some(lo), Some(hi)) = (short.first(), short.last()) {
-        let q = |p: usize| short[(short.len() - 1) * p / 4];
+        // Nearest rank: with 2 sessions the quartiles are the two values, not the first twice.
+        let q = |p: usize| short[((short.len() - 1) * p + 2) / 4];
         report.note(&format!(
             "  spread of those sessions: min {lo:.3}, quartiles {:.3} / {:.3}, max {hi:.3} ms",
             q(1),
