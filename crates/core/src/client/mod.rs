@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
+use futures_util::future::poll_immediate;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use self::retry::RetryHints;
@@ -347,13 +348,13 @@ async fn finish_body(body: &mut BodyStream) {
     // Usually the end came with `message_stop` and is already read: the connection's task hands
     // it over within a pass of the scheduler, and no timer is armed (arming one that ends first
     // costs the runtime a wake-up system call). Only a late end waits, at most FINISH_WAIT.
-    let mut done = poll_once(drain.as_mut()).await.is_ready();
+    let mut done = poll_immediate(drain.as_mut()).await.is_some();
     for _ in 1..FINISH_PASSES {
         if done {
             break;
         }
         tokio::task::yield_now().await;
-        done = poll_once(drain.as_mut()).await.is_ready();
+        done = poll_immediate(drain.as_mut()).await.is_some();
     }
     if !done {
         let _ = tokio::time::timeout(FINISH_WAIT, drain).await;
@@ -367,11 +368,6 @@ async fn finish_body(body: &mut BodyStream) {
 
 /// Scheduler passes [`finish_body`] gives the end of a body before it arms a timer.
 const FINISH_PASSES: usize = 3;
-
-/// Polls `future` once: its output, or `Pending` (it may be polled again later).
-async fn poll_once<F: std::future::Future + Unpin>(mut future: F) -> std::task::Poll<F::Output> {
-    std::future::poll_fn(|cx| std::task::Poll::Ready(std::pin::Pin::new(&mut future).poll(cx))).await
-}
 
 /// How long [`finish_body`] waits for the end of a streamed body after its last event.
 const FINISH_WAIT: Duration = Duration::from_millis(200);
