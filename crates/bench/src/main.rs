@@ -19,6 +19,7 @@
 mod bash_call;
 mod child;
 mod floor;
+mod host;
 mod report;
 mod request;
 mod session;

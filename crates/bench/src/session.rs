@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::Scale;
 use crate::child::{self, Exit};
+use crate::host::{self, Host};
 use crate::report::{Report, ms};
 
 /// The small file read every round: 20 lines, about 1 KB.
@@ -154,6 +155,86 @@ pub fn run(
     let hwm_kib = *hwm.lock().unwrap_or_else(|p| p.into_inner());
     let last_body = last.lock().unwrap_or_else(|p| p.into_inner()).take();
     Ok(Run { exit, stamps, hwm_kib, server, last_body })
+}
+
+/// Longest a series of sessions waits in all for a quiet host; after that each session is kept as
+/// it ran, and counted as kept on a busy host.
+const WAIT_BUDGET: Duration = Duration::from_secs(30);
+
+/// Pause before the next check when the host was busy: its slow spells last seconds.
+const PAUSE: Duration = Duration::from_millis(500);
+
+/// What [`on_quiet_host`] did over one series of sessions.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Sessions run and then run again because the host was busy just after them.
+    redone: usize,
+    /// Time spent waiting for a quiet host.
+    waited: Duration,
+    /// Sessions kept although the host was busy, once [`WAIT_BUDGET`] was spent.
+    kept_busy: usize,
+    /// The figure of every session run, kept or redone.
+    every: Vec<f64>,
+}
+
+impl Tally {
+    /// Prints what was redone, and the median of every session run, redone ones included.
+    fn report(&self, report: &mut Report, what: &str) {
+        let mut every = self.every.clone();
+        every.sort_by(f64::total_cmp);
+        report.note(&format!(
+            "  host check (busy: the probe over {}× its best): waited {:.1} s for a quiet host, ran {} of \
+             {what} again, kept {} run on a busy host; median of all {} run: {:.3} ms",
+            host::SLOWER,
+            self.waited.as_secs_f64(),
+            self.redone,
+            self.kept_busy,
+            every.len(),
+            med_of(&every)
+        ));
+        if self.kept_busy > 0 {
+            report.note(&format!(
+                "  the host stayed busy past the {} s budget: those figures are high for the host, not \
+                 the harness; run the bench again when the machine is quiet",
+                WAIT_BUDGET.as_secs()
+            ));
+        }
+    }
+}
+
+/// Runs `session` at a time the host runs at its usual speed, as [`Host::busy`] measures it (a
+/// fixed workload on each CPU, never the session's own figures): not started while the host is
+/// busy, and run again when the host was busy just after it, while the series has waited less
+/// than [`WAIT_BUDGET`]. `figure` gives the session's figure for the tally, which records every
+/// session run.
+///
+/// # Errors
+/// A session failed.
+fn on_quiet_host(
+    host: &mut Host,
+    tally: &mut Tally,
+    mut session: impl FnMut() -> Result<Run, String>,
+    figure: impl Fn(&Run) -> f64,
+) -> Result<Run, String> {
+    loop {
+        let patient = tally.waited < WAIT_BUDGET;
+        let busy_before = host.busy();
+        if busy_before && patient {
+            std::thread::sleep(PAUSE);
+            tally.waited += PAUSE;
+            continue;
+        }
+        let run = session()?;
+        tally.every.push(figure(&run));
+        let busy = busy_before || host.busy();
+        if !busy || !patient {
+            tally.kept_busy += usize::from(busy);
+            return Ok(run);
+        }
+        tally.redone += 1;
+        std::thread::sleep(PAUSE);
+        tally.waited += PAUSE;
+    }
 }
 
 /// The harness session's script: 1 todo call, `rounds` `read_file` calls, then `end_turn`.
@@ -329,8 +410,16 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     let mut last_body = None;
     // The body sizes of the requests after round 1 and after the last round.
     let mut last_body_sizes = (0, 0);
+    let mut host = Host::learn()?;
+    report.note(&format!("  {}", host.describe()));
+    let mut long_tally = Tally::default();
     for _ in 0..n {
-        let run = harness_run(bin, dir.path(), r)?;
+        let run = on_quiet_host(
+            &mut host,
+            &mut long_tally,
+            || harness_run(bin, dir.path(), r),
+            |run| Figures::of(run, r).cpu_all,
+        )?;
         last_body_sizes = (run.stamps[2].body_bytes, run.stamps[r + 1].body_bytes);
         last_body = run.last_body.clone();
         figures.push(Figures::of(&run, r));
@@ -352,9 +441,12 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     // of those rounds alone, many of them, measure the same quantity with more samples.
     let short_n = if n < Scale::FULL.session_repeats { n } else { SHORT_SESSIONS };
     let mut short = Vec::with_capacity(short_n);
+    let mut short_tally = Tally::default();
     for _ in 0..short_n {
-        let run = harness_run(bin, dir.path(), EDGE)?;
-        short.push(Figures::of(&run, EDGE).cpu_first);
+        let cpu_first = |run: &Run| Figures::of(run, EDGE).cpu_first;
+        let run =
+            on_quiet_host(&mut host, &mut short_tally, || harness_run(bin, dir.path(), EDGE), cpu_first)?;
+        short.push(cpu_first(&run));
     }
     short.sort_by(f64::total_cmp);
     let short_median = med_of(&short);
@@ -373,6 +465,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
             q(3)
         ));
     }
+    short_tally.report(report, "those sessions");
     report.info(
         &format!("harness CPU per round, {first} of the {r}-round sessions"),
         f(|x| x.cpu_first),
@@ -384,6 +477,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
         CPU_MEAN_MS,
         "ms",
     );
+    long_tally.report(report, &format!("the {r}-round sessions"));
     report.info(&format!("harness CPU per round, {last} (~{msgs} msgs)"), f(|x| x.cpu_last), "ms");
     if r >= 200 {
         report.check("harness CPU per round, rounds 181-200 (issue 7)", f(|x| x.cpu_200), CPU_200_MS, "ms");
