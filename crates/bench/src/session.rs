@@ -157,27 +157,31 @@ pub fn run(
     Ok(Run { exit, stamps, hwm_kib, server, last_body })
 }
 
-/// Longest a series of sessions waits in all for a quiet host; after that each session is kept as
-/// it ran, and counted as kept on a busy host.
-const WAIT_BUDGET: Duration = Duration::from_secs(30);
-
 /// Pause before the next check when the host was busy: its slow spells last seconds.
 const PAUSE: Duration = Duration::from_millis(500);
 
 /// What [`on_quiet_host`] did over one series of sessions.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Tally {
+    /// Longest the series waits in all for a quiet host (`--patience`); after that each session
+    /// is kept as it ran, and counted as kept on a busy host.
+    patience: Duration,
     /// Sessions run and then run again because the host was busy just after them.
     redone: usize,
     /// Time spent waiting for a quiet host.
     waited: Duration,
-    /// Sessions kept although the host was busy, once [`WAIT_BUDGET`] was spent.
+    /// Sessions kept although the host was busy, once the patience was spent.
     kept_busy: usize,
     /// The figure of every session run, kept or redone.
     every: Vec<f64>,
 }
 
 impl Tally {
+    /// A tally that waits at most `patience`.
+    fn new(patience: Duration) -> Tally {
+        Tally { patience, redone: 0, waited: Duration::ZERO, kept_busy: 0, every: Vec::new() }
+    }
+
     /// Prints what was redone, and the median of every session run, redone ones included.
     fn report(&self, report: &mut Report, what: &str) {
         let mut every = self.every.clone();
@@ -194,9 +198,10 @@ impl Tally {
         ));
         if self.kept_busy > 0 {
             report.note(&format!(
-                "  the host stayed busy past the {} s budget: those figures are high for the host, not \
-                 the harness; run the bench again when the machine is quiet",
-                WAIT_BUDGET.as_secs()
+                "  the host was still busy after {} s of waiting: those sessions' figures are high for \
+                 the host, not the harness; run the bench again when the machine is quiet, or with a \
+                 longer --patience",
+                self.patience.as_secs()
             ));
         }
     }
@@ -205,7 +210,7 @@ impl Tally {
 /// Runs `session` at a time the host runs at its usual speed, as [`Host::busy`] measures it (a
 /// fixed workload on each CPU, never the session's own figures): not started while the host is
 /// busy, and run again when the host was busy just after it, while the series has waited less
-/// than [`WAIT_BUDGET`]. `figure` gives the session's figure for the tally, which records every
+/// than its patience. `figure` gives the session's figure for the tally, which records every
 /// session run.
 ///
 /// # Errors
@@ -217,7 +222,7 @@ fn on_quiet_host(
     figure: impl Fn(&Run) -> f64,
 ) -> Result<Run, String> {
     loop {
-        let patient = tally.waited < WAIT_BUDGET;
+        let patient = tally.waited < tally.patience;
         let busy_before = host.busy();
         if busy_before && patient {
             std::thread::sleep(PAUSE);
@@ -412,7 +417,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     let mut last_body_sizes = (0, 0);
     let mut host = Host::learn()?;
     report.note(&format!("  {}", host.describe()));
-    let mut long_tally = Tally::default();
+    let mut long_tally = Tally::new(scale.patience);
     for _ in 0..n {
         let run = on_quiet_host(
             &mut host,
@@ -441,7 +446,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     // of those rounds alone, many of them, measure the same quantity with more samples.
     let short_n = if n < Scale::FULL.session_repeats { n } else { SHORT_SESSIONS };
     let mut short = Vec::with_capacity(short_n);
-    let mut short_tally = Tally::default();
+    let mut short_tally = Tally::new(scale.patience);
     for _ in 0..short_n {
         let cpu_first = |run: &Run| Figures::of(run, EDGE).cpu_first;
         let run =
