@@ -54,13 +54,6 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeats: Option<u64>,
 
-    /// Seconds each series of harness sessions may wait in all for a quiet host, instead of 60 (10
-    /// with `--quick`). A session is not started, or is run again, while a fixed workload runs
-    /// over 1.3× its best time on a CPU (see BENCHMARKS.md, "Host noise"); 0 never waits and only
-    /// counts the sessions run on a busy host.
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(0..=3600))]
-    patience: Option<u64>,
-
     /// Run only these benchmarks (repeat the flag, or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Bench>,
@@ -101,8 +94,6 @@ pub struct Scale {
     pub glob_files: usize,
     /// Size of the file for `read_file` with `limit`, in MiB.
     pub big_file_mib: usize,
-    /// Longest a series of harness sessions waits in all for a quiet host.
-    pub patience: std::time::Duration,
 }
 
 impl Scale {
@@ -115,7 +106,6 @@ impl Scale {
         history_mib: &[1, 4, 16],
         glob_files: 100_000,
         big_file_mib: 100,
-        patience: std::time::Duration::from_secs(60),
     };
 
     /// A smoke run: every benchmark, smaller.
@@ -127,7 +117,6 @@ impl Scale {
         history_mib: &[1, 4],
         glob_files: 10_000,
         big_file_mib: 10,
-        patience: std::time::Duration::from_secs(10),
     };
 }
 
@@ -143,9 +132,6 @@ fn main() -> ExitCode {
     }
     if let Some(repeats) = cli.repeats {
         scale.session_repeats = usize::try_from(repeats).unwrap_or(usize::MAX);
-    }
-    if let Some(seconds) = cli.patience {
-        scale.patience = std::time::Duration::from_secs(seconds);
     }
     if cfg!(debug_assertions) {
         eprintln!(

@@ -157,88 +157,52 @@ pub fn run(
     Ok(Run { exit, stamps, hwm_kib, server, last_body })
 }
 
-/// Pause before the next check when the host was busy: its slow spells last seconds.
-const PAUSE: Duration = Duration::from_millis(500);
-
-/// What [`on_quiet_host`] did over one series of sessions.
-#[derive(Debug)]
-struct Tally {
-    /// Longest the series waits in all for a quiet host (`--patience`); after that each session
-    /// is kept as it ran, and counted as kept on a busy host.
-    patience: Duration,
-    /// Sessions run and then run again because the host was busy just after them.
-    redone: usize,
-    /// Time spent waiting for a quiet host.
-    waited: Duration,
-    /// Sessions kept although the host was busy, once the patience was spent.
-    kept_busy: usize,
-    /// The figure of every session run, kept or redone.
-    every: Vec<f64>,
+/// The host's speed around each session of one series (see [`crate::host`]).
+#[derive(Debug, Default)]
+struct HostLog {
+    /// Per session: its figure, and the slower of the probes just before and just after it.
+    sessions: Vec<(f64, Duration)>,
 }
 
-impl Tally {
-    /// A tally that waits at most `patience`.
-    fn new(patience: Duration) -> Tally {
-        Tally { patience, redone: 0, waited: Duration::ZERO, kept_busy: 0, every: Vec::new() }
-    }
-
-    /// Prints what was redone, and the median of every session run, redone ones included.
-    fn report(&self, report: &mut Report, what: &str) {
-        let mut every = self.every.clone();
-        every.sort_by(f64::total_cmp);
-        report.note(&format!(
-            "  host check (busy: the probe over {}× its best): waited {:.1} s for a quiet host, ran {} of \
-             {what} again, kept {} run on a busy host; median of all {} run: {:.3} ms",
-            host::SLOWER,
-            self.waited.as_secs_f64(),
-            self.redone,
-            self.kept_busy,
-            every.len(),
-            med_of(&every)
-        ));
-        if self.kept_busy > 0 {
-            report.note(&format!(
-                "  the host was still busy after {} s of waiting: those sessions' figures are high for \
-                 the host, not the harness; run the bench again when the machine is quiet, or with a \
-                 longer --patience",
-                self.patience.as_secs()
-            ));
-        }
-    }
-}
-
-/// Runs `session` at a time the host runs at its usual speed, as [`Host::busy`] measures it (a
-/// fixed workload on each CPU, never the session's own figures): not started while the host is
-/// busy, and run again when the host was busy just after it, while the series has waited less
-/// than its patience. `figure` gives the session's figure for the tally, which records every
-/// session run.
-///
-/// # Errors
-/// A session failed.
-fn on_quiet_host(
-    host: &mut Host,
-    tally: &mut Tally,
-    mut session: impl FnMut() -> Result<Run, String>,
-    figure: impl Fn(&Run) -> f64,
-) -> Result<Run, String> {
-    loop {
-        let patient = tally.waited < tally.patience;
-        let busy_before = host.busy();
-        if busy_before && patient {
-            std::thread::sleep(PAUSE);
-            tally.waited += PAUSE;
-            continue;
-        }
+impl HostLog {
+    /// Runs `session` between two probes of the host and records the slower probe with the
+    /// session's `figure`. Every session is kept, whatever the probes say.
+    ///
+    /// # Errors
+    /// The session failed.
+    fn bracket(
+        &mut self,
+        host: &mut Host,
+        session: impl FnOnce() -> Result<Run, String>,
+        figure: impl Fn(&Run) -> f64,
+    ) -> Result<Run, String> {
+        let before = host.probe();
         let run = session()?;
-        tally.every.push(figure(&run));
-        let busy = busy_before || host.busy();
-        if !busy || !patient {
-            tally.kept_busy += usize::from(busy);
-            return Ok(run);
-        }
-        tally.redone += 1;
-        std::thread::sleep(PAUSE);
-        tally.waited += PAUSE;
+        let after = host.probe();
+        self.sessions.push((figure(&run), before.max(after)));
+        Ok(run)
+    }
+
+    /// Prints how many of the sessions (`what`) ran on a busy host, judged against the fastest
+    /// probe of the run so far, and the median figure of the others (info: the checked figure is
+    /// the median of them all).
+    fn report(&self, report: &mut Report, host: &Host, what: &str) {
+        let (busy, quiet): (Vec<_>, Vec<_>) =
+            self.sessions.iter().partition(|(_, probe)| host.is_busy(*probe));
+        let mut quiet: Vec<f64> = quiet.iter().map(|(figure, _)| *figure).collect();
+        quiet.sort_by(f64::total_cmp);
+        let others = if quiet.is_empty() {
+            "no session ran on a quiet host".to_owned()
+        } else {
+            format!("median of the {} on a quiet host {:.3} ms", quiet.len(), med_of(&quiet))
+        };
+        report.note(&format!(
+            "  {} of the {} {what} ran on a busy host (a probe over {}× the fastest just before or \
+             after); {others}",
+            busy.len(),
+            self.sessions.len(),
+            host::SLOWER,
+        ));
     }
 }
 
@@ -416,12 +380,10 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     // The body sizes of the requests after round 1 and after the last round.
     let mut last_body_sizes = (0, 0);
     let mut host = Host::learn()?;
-    report.note(&format!("  {}", host.describe()));
-    let mut long_tally = Tally::new(scale.patience);
+    let mut long_log = HostLog::default();
     for _ in 0..n {
-        let run = on_quiet_host(
+        let run = long_log.bracket(
             &mut host,
-            &mut long_tally,
             || harness_run(bin, dir.path(), r),
             |run| Figures::of(run, r).cpu_all,
         )?;
@@ -446,11 +408,10 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     // of those rounds alone, many of them, measure the same quantity with more samples.
     let short_n = if n < Scale::FULL.session_repeats { n } else { SHORT_SESSIONS };
     let mut short = Vec::with_capacity(short_n);
-    let mut short_tally = Tally::new(scale.patience);
+    let mut short_log = HostLog::default();
     for _ in 0..short_n {
         let cpu_first = |run: &Run| Figures::of(run, EDGE).cpu_first;
-        let run =
-            on_quiet_host(&mut host, &mut short_tally, || harness_run(bin, dir.path(), EDGE), cpu_first)?;
+        let run = short_log.bracket(&mut host, || harness_run(bin, dir.path(), EDGE), cpu_first)?;
         short.push(cpu_first(&run));
     }
     short.sort_by(f64::total_cmp);
@@ -470,7 +431,6 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
             q(3)
         ));
     }
-    short_tally.report(report, "those sessions");
     report.info(
         &format!("harness CPU per round, {first} of the {r}-round sessions"),
         f(|x| x.cpu_first),
@@ -482,7 +442,6 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
         CPU_MEAN_MS,
         "ms",
     );
-    long_tally.report(report, &format!("the {r}-round sessions"));
     report.info(&format!("harness CPU per round, {last} (~{msgs} msgs)"), f(|x| x.cpu_last), "ms");
     if r >= 200 {
         report.check("harness CPU per round, rounds 181-200 (issue 7)", f(|x| x.cpu_200), CPU_200_MS, "ms");
@@ -528,6 +487,14 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
         ms(floor_mean),
         "ms",
     );
+
+    report.note(&format!(
+        "host check: a fixed workload ({}) on each CPU before and after each session; the fastest took {:.3} ms",
+        crate::host::WORKLOAD,
+        ms(host.best())
+    ));
+    short_log.report(report, &host, &format!("sessions of {EDGE} rounds"));
+    long_log.report(report, &host, &format!("{r}-round sessions"));
 
     let mib = |kib: u64| kib as f64 / 1024.0;
     let max_rss = rss.iter().copied().max().unwrap_or(0);
