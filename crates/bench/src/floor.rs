@@ -50,3 +50,93 @@ pub fn loopback_write_cpu(bytes: usize, runs: usize) -> Result<Duration, String>
     reader.join().map_err(|_| "the reading thread panicked".to_owned())?.map_err(|e| e.to_string())?;
     Ok(times.into_iter().min().unwrap_or_default())
 }
+
+/// The hidden first argument that makes this binary the replying side of
+/// [`loopback_exchange_cpu`]: `bench --exchange-peer ADDR REQUEST WRITES PIECE`.
+pub const PEER_FLAG: &str = "--exchange-peer";
+
+/// The median CPU time a client thread spends on one request/reply exchange over a loopback
+/// connection, with no HTTP and no parsing: write `request` bytes, then read a reply the other
+/// side writes in `reply_writes` pieces of `piece` bytes each, as the mock writes an SSE reply
+/// one event at a time. Median of `runs` exchanges, after 100 not counted.
+///
+/// This is the part of a round that any client pays on this machine: the kernel's TCP work on
+/// both sides of the send, going to sleep until the reply, and being woken for it. The other side
+/// is another process ([`PEER_FLAG`], a fresh copy of this binary), as the mock server is to `s03`.
+///
+/// # Errors
+/// The peer could not start, or the loopback connection could not be set up or broke.
+pub fn loopback_exchange_cpu(
+    request: usize,
+    reply_writes: usize,
+    piece: usize,
+    runs: usize,
+) -> Result<Duration, String> {
+    const WARM_UP: usize = 100;
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let mut peer = std::process::Command::new(exe)
+        .arg(PEER_FLAG)
+        .args([addr.to_string(), request.to_string(), reply_writes.to_string(), piece.to_string()])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start the exchange peer: {e}"))?;
+    let exchanged = (|| -> std::io::Result<Vec<Duration>> {
+        let (mut stream, _) = listener.accept()?;
+        stream.set_nodelay(true)?;
+        let body = vec![b'x'; request];
+        let mut reply = vec![0u8; reply_writes * piece];
+        let mut times = Vec::with_capacity(runs);
+        for i in 0..WARM_UP + runs {
+            let before = thread_cpu();
+            stream.write_all(&body)?;
+            stream.read_exact(&mut reply)?;
+            if i >= WARM_UP {
+                times.push(thread_cpu().saturating_sub(before));
+            }
+        }
+        Ok(times)
+    })();
+    // Closing the connection ends the peer.
+    let status = peer.wait().map_err(|e| e.to_string())?;
+    let mut times = exchanged.map_err(|e| format!("loopback exchange: {e} (peer {status})"))?;
+    times.sort();
+    Ok(times.get(times.len() / 2).copied().unwrap_or_default())
+}
+
+/// The replying side of [`loopback_exchange_cpu`]: connects to ADDR, then for each REQUEST bytes
+/// read writes WRITES pieces of PIECE bytes, until the connection closes.
+pub fn peer_main(args: &[std::ffi::OsString]) -> std::process::ExitCode {
+    let parsed = (|| -> Option<(String, usize, usize, usize)> {
+        let text = |i: usize| args.get(i)?.to_str().map(str::to_owned);
+        let number = |i: usize| text(i)?.parse().ok();
+        Some((text(0)?, number(1)?, number(2)?, number(3)?))
+    })();
+    let Some((addr, request, writes, piece)) = parsed else {
+        eprintln!("usage: bench {PEER_FLAG} ADDR REQUEST WRITES PIECE");
+        return std::process::ExitCode::from(2);
+    };
+    let served = (|| -> std::io::Result<()> {
+        let mut stream = TcpStream::connect(&addr)?;
+        stream.set_nodelay(true)?;
+        let mut buf = vec![0u8; request];
+        let reply = vec![b'e'; piece];
+        loop {
+            match stream.read_exact(&mut buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+                other => other?,
+            }
+            for _ in 0..writes {
+                stream.write_all(&reply)?;
+            }
+        }
+    })();
+    match served {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench {PEER_FLAG}: {e}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}

@@ -125,6 +125,9 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|a| a == child::MEASURE_FLAG) {
         return child::helper_main(&args[2..]);
     }
+    if args.get(1).is_some_and(|a| a == floor::PEER_FLAG) {
+        return floor::peer_main(&args[2..]);
+    }
     let cli = Cli::parse();
     let mut scale = if cli.quick { Scale::QUICK } else { Scale::FULL };
     if let Some(rounds) = cli.rounds {

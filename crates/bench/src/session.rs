@@ -268,6 +268,15 @@ fn harness_run(bin: &Path, workdir: &Path, rounds: usize) -> Result<Run, String>
     Ok(run)
 }
 
+/// The mean request body, in bytes, of the requests that close rounds 1 to `rounds` of `run`
+/// (0 when there is no run or they were not measured).
+fn mean_body_bytes(run: &Option<Run>, rounds: usize) -> usize {
+    let Some(run) = run else { return 0 };
+    let sizes: Vec<usize> =
+        (2..=rounds + 1).filter_map(|i| run.stamps.get(i)).map(|s| s.body_bytes).collect();
+    sizes.iter().sum::<usize>() / sizes.len().max(1)
+}
+
 /// Mean of `f` over the stamps of read_file rounds `range` (1-based round numbers).
 fn mean_over(range: std::ops::RangeInclusive<usize>, f: impl Fn(usize) -> Duration) -> Duration {
     let n = range.clone().count().max(1);
@@ -409,17 +418,39 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     let short_n = if n < Scale::FULL.session_repeats { n } else { SHORT_SESSIONS };
     let mut short = Vec::with_capacity(short_n);
     let mut short_log = HostLog::default();
+    let mut last_short = None;
     for _ in 0..short_n {
         let cpu_first = |run: &Run| Figures::of(run, EDGE).cpu_first;
         let run = short_log.bracket(&mut host, || harness_run(bin, dir.path(), EDGE), cpu_first)?;
         short.push(cpu_first(&run));
+        last_short = Some(run);
     }
+    // The sizes of a first round's exchange, for the floor below: the mean request body over
+    // rounds 1-20, and the reply's events as the mock writes them.
+    let first_request = mean_body_bytes(&last_short, EDGE);
+    let reply_events = reply::sse_from_message(&harness_script(EDGE)(1));
+    let reply_bytes = mock_api::serialize_sse(&reply_events, false).len();
     short.sort_by(f64::total_cmp);
     let short_median = med_of(&short);
     report.check_at_most(
         &format!("harness CPU per round, rounds 1-{EDGE} (median of {short_n} sessions of {EDGE} rounds)"),
         short_median,
         CPU_FIRST_MS,
+        "ms",
+    );
+    let pieces = reply_events.len();
+    let floor = crate::floor::loopback_exchange_cpu(
+        first_request,
+        pieces,
+        reply_bytes.div_ceil(pieces.max(1)),
+        2001,
+    )?;
+    report.info(
+        &format!(
+            "  floor: a bare client's CPU for one loopback exchange ({:.1} KB out, {pieces} writes back; median of 2001)",
+            first_request as f64 / 1e3
+        ),
+        ms(floor),
         "ms",
     );
     if let (Some(lo), Some(hi)) = (short.first(), short.last()) {
