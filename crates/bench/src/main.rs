@@ -5,7 +5,10 @@
 //!     │
 //!     ├─ harness / memory / start-up: spawn the real s03 ──POST /v1/messages──▶ MockServer (in process,
 //!     │    answering instantly from a closure that timestamps every request and times its own work);
-//!     │    CPU and peak RSS of the child from wait4(2), its own peak from /proc/PID/status VmHWM
+//!     │    CPU and peak RSS of the child from wait4(2), its own peak from /proc/PID/status VmHWM;
+//!     │    around each harness session, a fixed workload on a thread pinned to each CPU says whether
+//!     │    the host was busy (host.rs, info only)
+//!     ├─ floors: a loopback write, and a bare exchange with a copy of this binary (--exchange-peer)
 //!     ├─ request building: serde_json::to_vec(MessagesRequest) at 1, 4 and 16 MB of history
 //!     └─ tools: glob and read_file through DispatchMap::dispatch, in process
 //! ```
