@@ -73,6 +73,11 @@ pub fn loopback_exchange_cpu(
     runs: usize,
 ) -> Result<Duration, String> {
     const WARM_UP: usize = 100;
+    if request == 0 || reply_writes == 0 || piece == 0 {
+        return Err(format!(
+            "loopback exchange: nothing to exchange ({request} B out, {reply_writes} × {piece} B back)"
+        ));
+    }
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
@@ -83,7 +88,7 @@ pub fn loopback_exchange_cpu(
         .spawn()
         .map_err(|e| format!("cannot start the exchange peer: {e}"))?;
     let exchanged = (|| -> std::io::Result<Vec<Duration>> {
-        let (mut stream, _) = listener.accept()?;
+        let mut stream = accept_from(&listener, &mut peer)?;
         stream.set_nodelay(true)?;
         let body = vec![b'x'; request];
         let mut reply = vec![0u8; reply_writes * piece];
@@ -103,6 +108,34 @@ pub fn loopback_exchange_cpu(
     let mut times = exchanged.map_err(|e| format!("loopback exchange: {e} (peer {status})"))?;
     times.sort();
     Ok(times.get(times.len() / 2).copied().unwrap_or_default())
+}
+
+/// Accepts the peer's connection, or fails if the peer exits or has not connected within 10 s
+/// (so a peer that cannot connect does not leave the bench waiting forever).
+fn accept_from(listener: &TcpListener, peer: &mut std::process::Child) -> std::io::Result<TcpStream> {
+    listener.set_nonblocking(true)?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false)?;
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if let Some(status) = peer.try_wait()? {
+                    return Err(std::io::Error::other(format!(
+                        "the peer exited before connecting ({status})"
+                    )));
+                }
+                if std::time::Instant::now() > deadline {
+                    let _ = peer.kill();
+                    return Err(std::io::Error::other("the peer did not connect within 10 s"));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The replying side of [`loopback_exchange_cpu`]: connects to ADDR, then for each REQUEST bytes
