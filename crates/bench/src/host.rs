@@ -121,3 +121,26 @@ fn thread_cpu() -> Option<Duration> {
     }
     Some(Duration::new(u64::try_from(ts.tv_sec).ok()?, u32::try_from(ts.tv_nsec).ok()?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_over_the_bound_times_the_fastest_is_busy() {
+        let host = Host { cpus: vec![0], best: Duration::from_micros(1000) };
+        assert!(!host.is_busy(Duration::from_micros(1000)));
+        assert!(!host.is_busy(Duration::from_micros(1300)));
+        assert!(host.is_busy(Duration::from_micros(1301)));
+    }
+
+    #[test]
+    fn probing_this_machine_gives_a_time_and_keeps_the_fastest() {
+        let mut host = Host::learn().expect("this test machine lets a thread pin itself");
+        let best = host.best();
+        assert!(best > Duration::ZERO && best < Duration::from_secs(1), "fastest probe {best:?}");
+        let took = host.probe();
+        assert!(took >= host.best(), "a probe {took:?} is never faster than the fastest {:?}", host.best());
+        assert!(host.best() <= best);
+    }
+}
