@@ -28,7 +28,9 @@ const LEARN_PAUSE: Duration = Duration::from_millis(25);
 const TRIPS: usize = 200;
 
 /// The probe's workload, as the report names it.
-pub const WORKLOAD: &str = "200 serde_json round trips of a small reply";
+pub fn workload() -> String {
+    format!("{TRIPS} serde_json round trips of a small reply")
+}
 
 /// The CPUs this process may use, and the fastest probe seen on any of them.
 pub struct Host {

@@ -521,7 +521,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
 
     report.note(&format!(
         "host check: a fixed workload ({}) on each CPU before and after each session; the fastest took {:.3} ms",
-        crate::host::WORKLOAD,
+        host::workload(),
         ms(host.best())
     ));
     short_log.report(report, &host, &format!("sessions of {EDGE} rounds"));
