@@ -182,3 +182,14 @@ pub fn thread_cpu(pid: u32) -> Duration {
     }
     Duration::from_nanos(ns)
 }
+
+/// CPU time of the calling thread so far (`CLOCK_THREAD_CPUTIME_ID`: user and kernel); `None` if
+/// the clock cannot be read.
+pub fn own_thread_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid clock id and a valid, writable timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return None;
+    }
+    Some(Duration::new(u64::try_from(ts.tv_sec).ok()?, u32::try_from(ts.tv_nsec).ok()?))
+}

@@ -1,5 +1,7 @@
-//! The floor under the harness's CPU per round: what the kernel charges a process for writing a
-//! request body of a given size to a loopback TCP connection (issue 16).
+//! The floors under the harness's CPU per round (issue 16): what the kernel charges a process for
+//! writing a request body of a given size to a loopback TCP connection
+//! ([`loopback_write_cpu`]), and what a bare client spends on one request/reply exchange with
+//! another process ([`loopback_exchange_cpu`]).
 //!
 //! The API is stateless, so every round sends the whole history; on loopback the sender's CPU
 //! time also covers the TCP work of the receiving side (the kernel runs it in the sender's
@@ -15,13 +17,9 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-/// CPU time of the calling thread so far.
+/// CPU time of the calling thread so far (zero if the clock cannot be read).
 fn thread_cpu() -> Duration {
-    // SAFETY: `timespec` is plain old data; clock_gettime writes it.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid clock id and a valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    Duration::new(u64::try_from(ts.tv_sec).unwrap_or(0), u32::try_from(ts.tv_nsec).unwrap_or(0))
+    crate::child::own_thread_cpu().unwrap_or_default()
 }
 
 /// The least writer CPU time, over `runs`, to send `bytes` over one loopback connection.
@@ -105,9 +103,8 @@ pub fn loopback_exchange_cpu(
     })();
     // Closing the connection ends the peer.
     let status = peer.wait().map_err(|e| e.to_string())?;
-    let mut times = exchanged.map_err(|e| format!("loopback exchange: {e} (peer {status})"))?;
-    times.sort();
-    Ok(times.get(times.len() / 2).copied().unwrap_or_default())
+    let times = exchanged.map_err(|e| format!("loopback exchange: {e} (peer {status})"))?;
+    Ok(crate::report::median(&times))
 }
 
 /// Accepts the peer's connection, or fails if the peer exits or has not connected within 10 s

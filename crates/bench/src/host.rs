@@ -104,24 +104,14 @@ fn probe_on(cpu: usize) -> Option<Duration> {
             "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "notes.txt"}}],
             "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}
         });
-        let start = thread_cpu()?;
+        let start = crate::child::own_thread_cpu()?;
         for _ in 0..TRIPS {
             let text = serde_json::to_string(std::hint::black_box(&reply)).unwrap_or_default();
             std::hint::black_box(serde_json::from_str::<serde_json::Value>(&text).ok());
         }
-        Some(thread_cpu()?.saturating_sub(start))
+        Some(crate::child::own_thread_cpu()?.saturating_sub(start))
     });
     thread.ok()?.join().ok().flatten()
-}
-
-/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`); `None` if the clock cannot be read.
-fn thread_cpu() -> Option<Duration> {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return None;
-    }
-    Some(Duration::new(u64::try_from(ts.tv_sec).ok()?, u32::try_from(ts.tv_nsec).ok()?))
 }
 
 #[cfg(test)]

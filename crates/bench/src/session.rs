@@ -270,7 +270,7 @@ fn harness_run(bin: &Path, workdir: &Path, rounds: usize) -> Result<Run, String>
 
 /// The mean request body, in bytes, of the requests that close rounds 1 to `rounds` of `run`
 /// (0 when there is no run or they were not measured).
-fn mean_body_bytes(run: &Option<Run>, rounds: usize) -> usize {
+fn mean_body_bytes(run: Option<&Run>, rounds: usize) -> usize {
     let Some(run) = run else { return 0 };
     let sizes: Vec<usize> =
         (2..=rounds + 1).filter_map(|i| run.stamps.get(i)).map(|s| s.body_bytes).collect();
@@ -427,7 +427,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     }
     // The sizes of a first round's exchange, for the floor below: the mean request body over
     // rounds 1-20, and the reply's events as the mock writes them.
-    let first_request = mean_body_bytes(&last_short, EDGE);
+    let first_request = mean_body_bytes(last_short.as_ref(), EDGE);
     let reply_events = reply::sse_from_message(&harness_script(EDGE)(1));
     let reply_bytes = mock_api::serialize_sse(&reply_events, false).len();
     short.sort_by(f64::total_cmp);
