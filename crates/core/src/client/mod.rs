@@ -118,7 +118,7 @@ impl AnthropicClient {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
-        // The idle timeout is applied by hand, per chunk (see `next_chunk`), so that it ends as
+        // The idle timeout is applied by hand, between chunks (see `IdleTimer`), so that it ends as
         // the clear ApiError::IdleTimeout rather than a generic transport error.
         let url = format!("{}/v1/messages", config.base_url);
         // Parsed once here, not at every request.
@@ -249,12 +249,13 @@ impl AnthropicClient {
         let Answer { status, headers, mut body } = response;
         let hints = RetryHints::from_headers(&headers);
         let request_id = headers.get("request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let mut idle = IdleTimer::new(self.timeouts.idle);
         let is_sse = headers
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
         if (200..300).contains(&status) && is_sse {
-            let result = self.read_stream(&mut body, on_text, request_id).await;
+            let result = self.read_stream(&mut body, &mut idle, on_text, request_id).await;
             if result.is_ok() {
                 finish_body(&mut body).await;
             }
@@ -263,7 +264,7 @@ impl AnthropicClient {
         // The JSON path; also a server that ignored `"stream": true`.
         let mut bytes = Vec::new();
         loop {
-            match self.next_chunk(&mut body).await {
+            match idle.next_chunk(&mut body).await {
                 Ok(Some(chunk)) if bytes.len() + chunk.len() > MAX_BODY => {
                     return (Err(ApiError::TooLarge(MAX_BODY)), hints);
                 }
@@ -285,6 +286,7 @@ impl AnthropicClient {
     async fn read_stream(
         &self,
         body: &mut BodyStream,
+        idle: &mut IdleTimer,
         on_text: OnText<'_>,
         request_id: Option<String>,
     ) -> Result<MessagesResponse, ApiError> {
@@ -296,7 +298,7 @@ impl AnthropicClient {
             }
             other => other,
         };
-        while let Some(chunk) = self.next_chunk(body).await? {
+        while let Some(chunk) = idle.next_chunk(body).await? {
             for frame in parser.push(&chunk)? {
                 let event = StreamEvent::from_frame(&frame)?;
                 let text = match &event {
@@ -315,16 +317,51 @@ impl AnthropicClient {
         // A final event may lack its blank line; the message may end without message_stop.
         crate::sse::finish_stream(&mut parser, message)
     }
+}
 
-    /// The next body chunk, `None` at the end; no byte for [`Timeouts::idle`] is an
-    /// [`ApiError::IdleTimeout`].
-    async fn next_chunk(&self, body: &mut BodyStream) -> Result<Option<Bytes>, ApiError> {
-        match tokio::time::timeout(self.timeouts.idle, body.next()).await {
-            Err(_) => Err(ApiError::IdleTimeout(self.timeouts.idle)),
-            Ok(None) => Ok(None),
-            Ok(Some(Ok(chunk))) => Ok(Some(chunk)),
-            // The head arrived, so the endpoint was reached: the answer itself was cut.
-            Ok(Some(Err(e))) => Err(ApiError::Incomplete(e)),
+/// The idle timeout of one answer's body: [`Timeouts::idle`] of silence between two chunks is an
+/// [`ApiError::IdleTimeout`].
+///
+/// One timer serves the whole body. A chunk only notes when it came; when the timer ends, it is
+/// set again for the last chunk's time plus the limit, unless that time has passed. A timer per
+/// chunk (`tokio::time::timeout` around each read) entered and left tokio's timer wheel about
+/// seven times per answer (issue 16).
+struct IdleTimer {
+    limit: Duration,
+    /// When the last chunk (or the head) came.
+    last: tokio::time::Instant,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl IdleTimer {
+    /// A timer for `limit` of silence, counted from now.
+    fn new(limit: Duration) -> Self {
+        let last = tokio::time::Instant::now();
+        Self { limit, last, sleep: Box::pin(tokio::time::sleep_until(last + limit)) }
+    }
+
+    /// The next body chunk, `None` at the end.
+    async fn next_chunk(&mut self, body: &mut BodyStream) -> Result<Option<Bytes>, ApiError> {
+        loop {
+            tokio::select! {
+                biased;
+                item = body.next() => {
+                    self.last = tokio::time::Instant::now();
+                    return match item {
+                        None => Ok(None),
+                        Some(Ok(chunk)) => Ok(Some(chunk)),
+                        // The head arrived, so the endpoint was reached: the answer itself was cut.
+                        Some(Err(e)) => Err(ApiError::Incomplete(e)),
+                    };
+                }
+                () = self.sleep.as_mut() => {
+                    let due = self.last + self.limit;
+                    if tokio::time::Instant::now() >= due {
+                        return Err(ApiError::IdleTimeout(self.limit));
+                    }
+                    self.sleep.as_mut().reset(due);
+                }
+            }
         }
     }
 }
