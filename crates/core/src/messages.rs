@@ -282,13 +282,24 @@ impl<'de> Deserialize<'de> for ContentBlock {
     ///
     /// Any other type is kept verbatim in [`ContentBlock::Other`].
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
+        ContentBlock::from_value(Value::deserialize(deserializer)?).map_err(D::Error::custom)
+    }
+}
+
+impl ContentBlock {
+    /// The block a JSON value holds, read as [`ContentBlock`]'s `Deserialize` reads it (which
+    /// calls this): for a value already parsed, such as a streamed `content_block_start`'s block,
+    /// without building the tree a second time.
+    ///
+    /// # Errors
+    /// The value is not an object, or has no string `type`.
+    pub fn from_value(value: Value) -> Result<Self, &'static str> {
         let Value::Object(mut map) = value else {
-            return Err(D::Error::custom("a content block is not a JSON object"));
+            return Err("a content block is not a JSON object");
         };
         let kind = match map.get("type") {
             Some(Value::String(kind)) => kind.clone(),
-            _ => return Err(D::Error::custom("content block without a string \"type\"")),
+            _ => return Err("content block without a string \"type\""),
         };
         match kind.as_str() {
             "text" | "tool_use" | "tool_result" => {

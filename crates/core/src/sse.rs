@@ -484,7 +484,7 @@ impl MessageAccumulator {
                         self.blocks.len()
                     )));
                 }
-                let block: ContentBlock = serde_json::from_value(block)
+                let block = ContentBlock::from_value(block)
                     .map_err(|e| ApiError::Decode(format!("content_block_start: {e}")))?;
                 self.blocks.push(Building {
                     block,
