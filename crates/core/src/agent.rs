@@ -299,7 +299,7 @@ impl Agent {
             kept.iter_mut().for_each(ContentBlock::shrink_to_fit);
             history.push(Message::assistant_blocks(kept));
 
-            let calls: Vec<_> = response.tool_uses().cloned().collect();
+            let calls: Vec<_> = response.tool_uses().collect();
             match &response.stop_reason {
                 Some(StopReason::MaxTokens) if !calls.is_empty() => {
                     // The last tool_use may be cut off; never run it. normalize_messages answers
@@ -400,8 +400,9 @@ impl Agent {
                 let (outcome, ran) = match blocked {
                     Some(why) => (ToolOutcome::error(why), false),
                     None => {
-                        let label = format!("running {}…", crate::sanitize::sanitize_line(&call.name));
-                        let spinner = self.ui.spinner_after(crate::ui::TOOL_SPINNER_AFTER, &label);
+                        let spinner = self.ui.spinner_after(crate::ui::TOOL_SPINNER_AFTER, || {
+                            format!("running {}…", crate::sanitize::sanitize_line(&call.name))
+                        });
                         let mut outcome = self.tools.run(&mut call).await;
                         drop(spinner);
                         for ext in &mut self.extensions {

@@ -221,17 +221,19 @@ impl Ui {
     /// Starts a [`Spinner`] labelled `label`, drawn after 200 ms; a no-op when stderr is not a
     /// terminal or no tokio runtime is running.
     pub fn spinner(&self, label: &str) -> Spinner {
-        self.spinner_after(std::time::Duration::from_millis(200), label)
+        self.spinner_after(std::time::Duration::from_millis(200), || label.to_owned())
     }
 
-    /// A [`Spinner`] first drawn after `grace` (a tool: [`TOOL_SPINNER_AFTER`]).
-    pub fn spinner_after(&self, grace: std::time::Duration, label: &str) -> Spinner {
+    /// A [`Spinner`] first drawn after `grace` (a tool: [`TOOL_SPINNER_AFTER`]), labelled with
+    /// what `label` gives; `label` is called only when a spinner can be drawn, so a run whose
+    /// stderr is not a terminal builds no label at every tool call.
+    pub fn spinner_after(&self, grace: std::time::Duration, label: impl FnOnce() -> String) -> Spinner {
         if !self.err_tty || tokio::runtime::Handle::try_current().is_err() {
             return Spinner { state: None, task: None };
         }
         let state = std::sync::Arc::new(std::sync::Mutex::new((false, false)));
         let shared = std::sync::Arc::clone(&state);
-        let label = paint(self.color_err, DIM, label);
+        let label = paint(self.color_err, DIM, &label());
         let task = tokio::spawn(async move {
             const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
             tokio::time::sleep(grace).await;
