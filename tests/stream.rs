@@ -184,6 +184,43 @@ fn a_silent_server_hits_the_idle_timeout_within_its_bound() {
 }
 
 #[test]
+fn a_stream_that_stalls_after_its_first_event_hits_the_idle_timeout() {
+    let ws = tempfile::tempdir().unwrap();
+    // The head and message_start arrive, then 30 s of silence before each later event.
+    let server =
+        MockServer::start(vec![Reply::Message(long_answer()).delay_between_chunks(Duration::from_secs(30))]);
+    let t = Instant::now();
+    let out = run(s02(ws.path(), &server), &["-p", "hi", "--idle-timeout", "1", "--max-retries", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    no_panic(&out);
+    assert!(stderr(&out).contains("no data from the endpoint for 1 s (idle timeout)"), "{}", stderr(&out));
+    // Far below the 30 s pause: the idle timeout ended the stall (loose, for a loaded machine).
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    server.assert_done();
+}
+
+#[test]
+fn a_slow_stream_whose_every_pause_is_under_the_idle_timeout_is_read_whole() {
+    let ws = tempfile::tempdir().unwrap();
+    // Nine events 300 ms apart: 2.4 s in all, longer than the 1 s idle timeout, which counts
+    // silence between chunks, not the whole body.
+    let server = MockServer::start(vec![
+        Reply::Message(long_answer()).delay_between_chunks(Duration::from_millis(300)),
+    ]);
+    let t = Instant::now();
+    let out = run(s02(ws.path(), &server), &["-p", "hi", "--idle-timeout", "1", "--max-retries", "0"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(t.elapsed() >= Duration::from_millis(2400), "the pauses were kept: {:?}", t.elapsed());
+    assert!(
+        stdout(&out).contains("The quick brown fox jumps over the lazy dog, twice over."),
+        "{}",
+        stdout(&out)
+    );
+    assert!(retry_lines(&stderr(&out)).is_empty(), "{}", stderr(&out));
+    server.assert_done();
+}
+
+#[test]
 fn a_stream_that_ends_cleanly_without_message_stop_is_incomplete_and_retried_before_any_text() {
     let ws = tempfile::tempdir().unwrap();
     // message_start and content_block_start, then the body ends: no message_stop.
