@@ -287,9 +287,11 @@ impl<'de> Deserialize<'de> for ContentBlock {
 }
 
 impl ContentBlock {
-    /// The block a JSON value holds, read as [`ContentBlock`]'s `Deserialize` reads it (which
-    /// calls this): for a value already parsed, such as a streamed `content_block_start`'s block,
-    /// without building the tree a second time.
+    /// The block a JSON value holds (`{"type": "text", "text": …}`, a `tool_use`, …), read
+    /// leniently as [`ContentBlock`]'s `Deserialize` reads it, which calls this (the rules are
+    /// there; NOTES-BOUNDARIES §4). For a value already parsed, such as a streamed
+    /// `content_block_start`'s block (Messages API, "Streaming Messages"), it reads the tree it is
+    /// given instead of building a second one.
     ///
     /// # Errors
     /// The value is not an object, or has no string `type`.
