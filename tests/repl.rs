@@ -134,3 +134,22 @@ fn slash_history_shows_the_sessions_tool_use_and_tool_result_and_commands_stay_l
     quit(s02);
     assert_eq!(server.request_count(), 2, "no command reached the model");
 }
+
+#[test]
+fn a_tool_that_runs_past_a_second_shows_a_spinner_with_its_name_on_the_terminal() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("toolu_s1", "bash", serde_json::json!({"command": "sleep 3"}))]),
+        reply::text("slept"),
+    ]);
+    let mut s02 = pty_chapter("s02", ws.path(), &server.base_url());
+    s02.exp_string(PROMPT).unwrap();
+    s02.send_line("wait a bit").unwrap();
+    s02.exp_string("> bash: sleep 3").unwrap();
+    // After TOOL_SPINNER_AFTER (1 s) the spinner names the running tool, on stderr, the terminal.
+    s02.exp_string(&pty_text("running bash…")).unwrap();
+    s02.exp_string("slept").unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    quit(s02);
+    assert_eq!(server.request_count(), 2);
+}
