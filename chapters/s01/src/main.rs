@@ -17,7 +17,7 @@
 //! Key insight: an agent is a model plus a loop plus a tool. Everything later adds to the loop;
 //! nothing replaces it.
 
-use agent_core::chapter::{self, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, Chapter, Demo, Harness};
 use agent_core::dispatch::DispatchMap;
 use agent_core::tools;
 

@@ -16,7 +16,7 @@
 //!
 //! Key insight: adding a tool means adding one entry to the dispatch map. The loop never changes.
 
-use agent_core::chapter::{self, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, Chapter, Demo, Harness};
 use agent_core::tools;
 
 const CHAPTER: Chapter = Chapter {

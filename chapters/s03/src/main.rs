@@ -26,9 +26,9 @@
 //!
 //! Key insight: the agent tracks its own progress, and you can see it.
 
-use agent_core::chapter::{self, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, Chapter, Demo, Harness};
 use agent_core::tools;
-use todo::agent::todo_tool;
+use todo::tools::todo_tool;
 
 const CHAPTER: Chapter = Chapter {
     name: "s03",
@@ -43,7 +43,7 @@ const CHAPTER: Chapter = Chapter {
 
 fn main() -> std::process::ExitCode {
     chapter::main(&CHAPTER, |setup| {
-        let (todo, nag, todos) = todo_tool(setup.ui);
+        let (todo, nag, todos) = todo_tool(setup.ui.clone());
         Harness {
             system: format!(
                 "You are a coding agent at {}.\n\

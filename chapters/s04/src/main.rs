@@ -21,9 +21,9 @@
 //! Key insight: the loop stays the same; behaviour is added by registering callbacks, and a hook
 //! that fails blocks what it guards.
 
-use agent_core::chapter::{self, ApprovalArgs, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, Harness};
 use agent_core::tools;
-use todo::agent::todo_tool;
+use todo::tools::todo_tool;
 
 const CHAPTER: Chapter = Chapter {
     name: "s04",
@@ -39,7 +39,7 @@ const CHAPTER: Chapter = Chapter {
 
 fn main() -> std::process::ExitCode {
     chapter::main_with(&CHAPTER, |setup, approval: &ApprovalArgs| {
-        let (todo, nag, todos) = todo_tool(setup.ui);
+        let (todo, nag, todos) = todo_tool(setup.ui.clone());
         Harness {
             system: format!(
                 "You are a coding agent at {}.\n\

@@ -17,9 +17,9 @@
 //!
 //! Key insight: todo_write adds no ability to act. It adds the ability to plan.
 
-use agent_core::chapter::{self, ApprovalArgs, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, Harness};
 use agent_core::tools;
-use todo::agent::todo_write_tool;
+use todo::tools::todo_write_tool;
 
 const CHAPTER: Chapter = Chapter {
     name: "s05",
@@ -35,7 +35,7 @@ const CHAPTER: Chapter = Chapter {
 
 fn main() -> std::process::ExitCode {
     chapter::main_with(&CHAPTER, |setup, approval: &ApprovalArgs| {
-        let (todo, nag, todos) = todo_write_tool(setup.ui);
+        let (todo, nag, todos) = todo_write_tool(setup.ui.clone());
         Harness {
             system: format!(
                 "You are a coding agent at {}. Before starting any multi-step task, use todo_write to plan your steps. Update status as you go.",

@@ -186,7 +186,7 @@ pub fn environment(dir: &Path) -> Result<Environment, ConfigError> {
         return Ok(Environment::new(vars, DotEnvFile::NotFound(dir.to_owned())));
     };
     let iter = dotenvy::from_path_iter(&path)
-        .map_err(|e| ConfigError::DotEnv(format!("{}: {}", path.display(), one_line(&e.to_string()))))?;
+        .map_err(|e| ConfigError::DotEnv(format!("{}: {}", path.display(), collapse_whitespace(&e.to_string()))))?;
     for item in iter {
         let (k, v) = item.map_err(|e| dotenv_error(&path, &e))?;
         vars.insert(k, v);
@@ -206,13 +206,13 @@ fn dotenv_error(path: &Path, e: &dotenvy::Error) -> ConfigError {
         return ConfigError::DotEnv(format!(
             "{}: {number}cannot parse {:?}",
             path.display(),
-            one_line(first)
+            collapse_whitespace(first)
         ));
     }
-    ConfigError::DotEnv(format!("{}: {}", path.display(), one_line(&e.to_string())))
+    ConfigError::DotEnv(format!("{}: {}", path.display(), collapse_whitespace(&e.to_string())))
 }
 
-fn one_line(text: &str) -> String {
+fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

@@ -101,13 +101,13 @@ pub fn parse_error(status: u16, body: &[u8], request_id: Option<String>) -> ApiE
             message: e.get("message").and_then(Value::as_str).unwrap_or("(no message)").to_owned(),
             request_id,
         },
-        None => ApiError::Http { status, body: one_line(body), request_id },
+        None => ApiError::Http { status, body: body_summary(body), request_id },
     }
 }
 
 /// A non-API error body in one line: an HTML page (a proxy's 502) as `an HTML page: TITLE`
 /// (its `<title>`, else its text without tags), anything else as its start, whitespace collapsed.
-pub(crate) fn one_line(body: &[u8]) -> String {
+pub(crate) fn body_summary(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let start =
         text.trim_start().get(..text.trim_start().len().min(512)).unwrap_or_default().to_ascii_lowercase();

@@ -1,28 +1,43 @@
-//! The loop's extension point: what a chapter may add to a round without copying `agent_loop`.
+//! The loop's extension point: what a chapter may add to a turn without copying `agent_loop`.
 //!
 //! Source: course s03 (the nag reminder runs after a round's tools), s04/s05 (hooks run before a
-//! prompt, around each tool call, and when the model stops), and goose's `pre_inference` hook for
-//! what the course does to the history later (context compaction). Every method has a no-op
+//! prompt, around each tool call, and when the model stops), the course's s08 (compaction before
+//! a request, after a tool batch, and on `prompt_too_long`) and s09 (recall into SYSTEM before a
+//! turn, extraction after the answer), and goose's `pre_inference` hook. Every method has a no-op
 //! default, so an extension implements only the moments it cares about. `agent_loop` calls the
 //! extensions in the order they were added.
 //!
 //! ```text
-//!  prompt ─► begin_turn ─► user_prompt_submit ─► pre_inference ─► [model] ─► for each tool_use:
-//!                                                 ▲                pre_tool_use ─► run ─► post_tool_use
-//!                                                 │             after_round ─► text blocks appended last
-//!                                                 └──────────── (no tool_use) stop ─► maybe continue
+//!  prompt ─► begin_turn ─► user_prompt_submit ─► (joins history) ─► before_turn (SYSTEM)
+//!    ┌────────────────────────────────────────────────────────────────────┘
+//!    ▼
+//!  pre_inference ─► [model] ──failed──► on_request_error ─► retry once
+//!    ▲                 │
+//!    │                 ├─ tool_use ─► per call: pre_tool_use ─► run ─► post_tool_use
+//!    │                 │             after_round (text appended after every tool_result)
+//!    └─────────────────┤             after_tool_batch (the results are in; may rewrite or end)
+//!                      └─ no tool_use ─► stop ─► maybe continue ─► after_answer (async, model)
 //! ```
 //!
 //! The methods and the course's hook events (s04) map one to one where the course has an event:
 //! `user_prompt_submit` is `UserPromptSubmit`, `pre_tool_use` is `PreToolUse`, `post_tool_use` is
-//! `PostToolUse` and `stop` is `Stop`; `begin_turn`, `pre_inference` and `after_round` are moments
-//! of the loop that no course hook names.
+//! `PostToolUse` and `stop` is `Stop`; the others are moments of the loop that no course hook
+//! names.
+//!
+//! The history an extension rewrites (`pre_inference`, `after_tool_batch`, `on_request_error`)
+//! is the one the session keeps: the loop sends `normalize_messages` of it, and the send path's
+//! caches notice the rewrite (see [`crate::normalize::Normalizer`]).
+//!
+//! An extension that several agents use (a parent's hooks inside its subagents) is wrapped in
+//! [`Shared`].
 
 use std::sync::Arc;
 
+use crate::agent::UsageTotals;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::error::ApiError;
-use crate::messages::{Message, MessagesResponse, ToolUseBlock, Usage};
+use crate::events::{EventSink, Silent};
+use crate::messages::{Message, MessagesRequest, MessagesResponse, ToolUseBlock, Usage};
 use crate::model::Model;
 
 /// What an extension decides about a prompt or a tool call.
@@ -47,28 +62,134 @@ pub struct CallRecord {
     pub is_error: bool,
 }
 
+/// The model as an extension may call it for its own purposes (a summary, a recall): the
+/// loop's model and `model` id, and the session's usage, to which [`ModelHandle::create`] adds
+/// each call's tokens so that `/usage` counts them.
+pub struct ModelHandle<'a> {
+    model: &'a Arc<dyn Model>,
+    model_id: &'a str,
+    usage: &'a mut UsageTotals,
+}
+
+impl<'a> ModelHandle<'a> {
+    /// A handle on `model`, counting usage into `usage`.
+    pub fn new(model: &'a Arc<dyn Model>, model_id: &'a str, usage: &'a mut UsageTotals) -> Self {
+        Self { model, model_id, usage }
+    }
+
+    /// The model, shared.
+    pub fn model(&self) -> Arc<dyn Model> {
+        Arc::clone(self.model)
+    }
+
+    /// The `model` field the loop's requests carry (`MODEL_ID`).
+    pub fn model_id(&self) -> &str {
+        self.model_id
+    }
+
+    /// Sends `request` (its text does not stream to the listener) and counts its usage in the
+    /// session's.
+    ///
+    /// # Errors
+    /// The model's [`ApiError`].
+    pub async fn create(&mut self, request: &MessagesRequest) -> Result<MessagesResponse, ApiError> {
+        let response = self.model.create(request, &Silent).await?;
+        self.usage.add(&response.usage);
+        Ok(response)
+    }
+}
+
 /// What an extension sees before each request ([`Extension::pre_inference`]; goose's
-/// `LoopContext`).
+/// `LoopContext`), after a tool batch ([`Extension::after_tool_batch`]) and when a request failed
+/// ([`Extension::on_request_error`]).
 pub struct LoopContext<'a> {
     /// The history the next request is built from (through `normalize_messages`). An extension
-    /// may rewrite it, such as replacing old `tool_result` contents with a placeholder; the
-    /// rewrite stays for the rest of the session.
+    /// may rewrite it (compaction); the rewrite stays for the rest of the session.
     pub history: &'a mut Vec<Message>,
-    /// The model the loop talks to, shared: an extension may send requests of its own (a summary).
-    pub model: Arc<dyn Model>,
-    /// The `model` field the loop's requests carry (`MODEL_ID`).
-    pub model_id: &'a str,
     /// The usage of the last response this agent received (Messages API `usage`; its
     /// `input_tokens` is the size of the last request), `None` before the first.
     pub last_usage: Option<&'a Usage>,
+    /// The prompt of the turn in progress, as the user typed it (or, for a loop run without
+    /// `run_turn`, the latest user text of the history). A compaction that archives it brings it
+    /// back (the course's s08, #577).
+    pub active_request: Option<&'a str>,
+    /// The model, for calls of the extension's own.
+    pub model: ModelHandle<'a>,
+    /// Where the extension says what it did (`[snip: …]`).
+    pub events: &'a dyn EventSink,
 }
 
-/// Behaviour added to `agent_loop`. All methods default to doing nothing. The one async method,
-/// [`Extension::pre_inference`], is written with `#[async_trait::async_trait]` on the `impl`.
+/// What an extension sees once per user turn, before its first request
+/// ([`Extension::before_turn`]).
+pub struct TurnContext<'a> {
+    /// This turn's SYSTEM prompt, starting from the chapter's each turn; an extension may add to
+    /// it (s09's recalled memory).
+    pub system: &'a mut String,
+    /// The user's prompt, already the last message of `history`.
+    pub prompt: &'a str,
+    /// The history, the prompt included.
+    pub history: &'a [Message],
+    /// The model, for calls of the extension's own.
+    pub model: ModelHandle<'a>,
+    /// Where the extension says what it did.
+    pub events: &'a dyn EventSink,
+}
+
+/// What an extension sees after the turn's final answer ([`Extension::after_answer`]).
+pub struct AnswerContext<'a> {
+    /// The history, the answer included.
+    pub history: &'a [Message],
+    /// The final response.
+    pub response: &'a MessagesResponse,
+    /// The model, for calls of the extension's own (s09's extraction).
+    pub model: ModelHandle<'a>,
+    /// Where the extension says what it did.
+    pub events: &'a dyn EventSink,
+}
+
+/// What happens after a tool batch ([`Extension::after_tool_batch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterBatch {
+    /// The loop goes on: the next request is sent.
+    Continue,
+    /// The turn ends here, with the batch's results in the history and no further request.
+    EndTurn,
+}
+
+/// What an extension did about a failed request ([`Extension::on_request_error`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Nothing: the error ends the turn (unless a later extension recovers).
+    GiveUp,
+    /// The history was repaired (made shorter): the request is sent once more.
+    Retry,
+}
+
+/// Behaviour added to `agent_loop`. All methods default to doing nothing. The async methods are
+/// written with `#[async_trait::async_trait]` on the `impl`.
 #[async_trait::async_trait]
 pub trait Extension: Send {
-    /// Runs before each request of `agent_loop`, the first included, in the order the extensions
-    /// were added: may read and rewrite the history, call the model, and look at the last usage.
+    /// A new user turn starts (before `user_prompt_submit`). The nag resets its counter here
+    /// (course §2: "the counter starts at 0 on each user turn").
+    fn begin_turn(&mut self) {}
+
+    /// The user typed `prompt`; it has not joined the history yet (`UserPromptSubmit`).
+    fn user_prompt_submit(&mut self, _prompt: &str) -> Decision {
+        Decision::Continue
+    }
+
+    /// The prompt joined the history; the turn's first request has not been sent. The extension
+    /// may change this turn's SYSTEM and call the model (s09's recall). The next turn starts from
+    /// the chapter's SYSTEM again.
+    ///
+    /// # Errors
+    /// An [`ApiError`] ends the turn before any request of the loop.
+    async fn before_turn(&mut self, _turn: &mut TurnContext<'_>) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// Runs before each request of `agent_loop`, the first included: may read and rewrite the
+    /// history, call the model, and look at the last usage.
     ///
     /// # Errors
     /// An [`ApiError`] (from a model call of its own, say) ends the turn as a failed request would;
@@ -77,13 +198,19 @@ pub trait Extension: Send {
         Ok(())
     }
 
-    /// A new user turn starts (before `user_prompt_submit`). The nag resets its counter here
-    /// (course §2: "the counter starts at 0 on each user turn").
-    fn begin_turn(&mut self) {}
-
-    /// The user typed `prompt`; it has not joined the history yet (`UserPromptSubmit`).
-    fn user_prompt_submit(&mut self, _prompt: &str) -> Decision {
-        Decision::Continue
+    /// A request failed with `error` (after the client's own retries). The extension may repair
+    /// the history, such as compacting it after `prompt_too_long` (the course's s08 reactive
+    /// compaction), and answer [`Recovery::Retry`]: the loop sends the request once more, and a
+    /// second failure ends the turn.
+    ///
+    /// # Errors
+    /// An [`ApiError`] of the repair itself ends the turn in place of `error`.
+    async fn on_request_error(
+        &mut self,
+        _context: &mut LoopContext<'_>,
+        _error: &ApiError,
+    ) -> Result<Recovery, ApiError> {
+        Ok(Recovery::GiveUp)
     }
 
     /// A tool is about to run (`PreToolUse`). `call` is the `tool_use` block (through `Deref`) with
@@ -104,9 +231,107 @@ pub trait Extension: Send {
         None
     }
 
+    /// The round's user message of results is in the history: every `tool_use` has its
+    /// `tool_result`, so the history may be rewritten without splitting a pair (the course's s08
+    /// `compact` tool runs its summary here, #500). [`AfterBatch::EndTurn`] ends the turn without
+    /// another request; every extension is still called.
+    ///
+    /// # Errors
+    /// An [`ApiError`] (a summary call that failed) ends the turn.
+    async fn after_tool_batch(&mut self, _context: &mut LoopContext<'_>) -> Result<AfterBatch, ApiError> {
+        Ok(AfterBatch::Continue)
+    }
+
     /// The model answered without tool calls (`Stop`). `Some(text)` appends `text` as a user
     /// message and calls the model again; `agent_loop` caps how often this may happen per turn.
     fn stop(&mut self, _response: &MessagesResponse) -> Option<String> {
         None
+    }
+
+    /// The turn ended with a final answer (no `Stop` extension sent the model back). The
+    /// extension may call the model (the course's s09 memory extraction); what fails here is the
+    /// extension's to report, and never undoes the turn.
+    async fn after_answer(&mut self, _context: &mut AnswerContext<'_>) {}
+}
+
+/// One extension used by several agents: a parent and the subagents a tool of its runs (the
+/// course's s06 child runs "the same hooks as the parent"). Clones share the extension; each
+/// agent adds its own clone.
+///
+/// The loop calls one extension at a time, and a child runs inside a tool call, between the
+/// parent's `pre_tool_use` and `post_tool_use`, so the two never call it at once. Should that
+/// happen anyway, a synchronous call fails closed: `pre_tool_use` and `user_prompt_submit` block,
+/// the others do nothing.
+pub struct Shared<E>(Arc<tokio::sync::Mutex<E>>);
+
+impl<E> Shared<E> {
+    /// Shares `extension`.
+    pub fn new(extension: E) -> Self {
+        Self(Arc::new(tokio::sync::Mutex::new(extension)))
+    }
+
+    /// Runs `f` on the extension, waiting for any call in progress.
+    pub async fn with<R>(&self, f: impl FnOnce(&mut E) -> R) -> R {
+        f(&mut *self.0.lock().await)
+    }
+}
+
+impl<E> Clone for Shared<E> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+/// The block text of a synchronous call that found the shared extension busy.
+const SHARED_BUSY: &str = "Blocked: the shared hooks are busy in another agent";
+
+#[async_trait::async_trait]
+impl<E: Extension> Extension for Shared<E> {
+    fn begin_turn(&mut self) {
+        if let Ok(mut e) = self.0.try_lock() {
+            e.begin_turn();
+        }
+    }
+    fn user_prompt_submit(&mut self, prompt: &str) -> Decision {
+        match self.0.try_lock() {
+            Ok(mut e) => e.user_prompt_submit(prompt),
+            Err(_) => Decision::Block(SHARED_BUSY.into()),
+        }
+    }
+    async fn before_turn(&mut self, turn: &mut TurnContext<'_>) -> Result<(), ApiError> {
+        self.0.lock().await.before_turn(turn).await
+    }
+    async fn pre_inference(&mut self, context: &mut LoopContext<'_>) -> Result<(), ApiError> {
+        self.0.lock().await.pre_inference(context).await
+    }
+    async fn on_request_error(
+        &mut self,
+        context: &mut LoopContext<'_>,
+        error: &ApiError,
+    ) -> Result<Recovery, ApiError> {
+        self.0.lock().await.on_request_error(context, error).await
+    }
+    fn pre_tool_use(&mut self, call: &ToolCall) -> Decision {
+        match self.0.try_lock() {
+            Ok(mut e) => e.pre_tool_use(call),
+            Err(_) => Decision::Block(SHARED_BUSY.into()),
+        }
+    }
+    fn post_tool_use(&mut self, call: &ToolUseBlock, outcome: &mut ToolOutcome) {
+        if let Ok(mut e) = self.0.try_lock() {
+            e.post_tool_use(call, outcome);
+        }
+    }
+    fn after_round(&mut self, calls: &[CallRecord]) -> Option<String> {
+        self.0.try_lock().ok()?.after_round(calls)
+    }
+    async fn after_tool_batch(&mut self, context: &mut LoopContext<'_>) -> Result<AfterBatch, ApiError> {
+        self.0.lock().await.after_tool_batch(context).await
+    }
+    fn stop(&mut self, response: &MessagesResponse) -> Option<String> {
+        self.0.try_lock().ok()?.stop(response)
+    }
+    async fn after_answer(&mut self, context: &mut AnswerContext<'_>) {
+        self.0.lock().await.after_answer(context).await;
     }
 }

@@ -22,7 +22,7 @@
 //! |---|---|---|
 //! | `UserPromptSubmit` | the prompt is not sent; the value is shown | the prompt is not sent |
 //! | `PreToolUse` | the call is blocked; the value is its `tool_result` | blocked: `Blocked: hook NAME failed: …` |
-//! | `PostToolUse` | appended to the output as `\n[Hook note]: VALUE` | reported on the printer; the tool already ran |
+//! | `PostToolUse` | appended to the output as `\n[Hook note]: VALUE` | reported as an event; the tool already ran |
 //! | `Stop` | sent as a user message; the model is called again | reported; no continuation |
 
 use std::fmt;
@@ -30,13 +30,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use crate::approve::Approver;
+use crate::events::{Events, Level, line};
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::extension::{Decision, Extension};
 use crate::messages::{MessagesResponse, ToolUseBlock};
 use crate::permission::{self, DENIED_BY_USER, Verdict};
 
-/// Where hooks print their lines (see [`crate::ui::Printer`]).
-pub use crate::ui::Printer;
 
 /// The workspace as the permission check sees it: whether a path is inside (the workspace rule,
 /// course §1), exists, or is a folder ([`permission::Surroundings`]; a [`crate::workspace::Workspace`]
@@ -148,9 +147,14 @@ pub enum HookOutcome {
 }
 
 impl HookOutcome {
-    /// The block message for a failure: `Blocked: hook NAME failed: ERROR`.
-    fn failure_message(hook: &str, error: &HookError) -> String {
-        format!("Blocked: hook {hook} failed: {error}")
+    /// The decision of an event that guards something (`UserPromptSubmit`, `PreToolUse`): a
+    /// value blocks with that value, a failure blocks with `Blocked: hook NAME failed: ERROR`.
+    fn guard(self) -> Decision {
+        match self {
+            HookOutcome::Pass => Decision::Continue,
+            HookOutcome::Value { value, .. } => Decision::Block(value),
+            HookOutcome::Failed { hook, error } => Decision::Block(format!("Blocked: hook {hook} failed: {error}")),
+        }
     }
 }
 
@@ -168,7 +172,7 @@ struct Hook {
 /// [`HookContext::Stop::tool_calls`].
 pub struct HookRegistry {
     hooks: Vec<Hook>,
-    printer: Printer,
+    events: Events,
     tool_calls: usize,
 }
 
@@ -180,10 +184,10 @@ impl fmt::Debug for HookRegistry {
 }
 
 impl HookRegistry {
-    /// An empty registry. `printer` receives failure reports for `PostToolUse` and `Stop`, where
-    /// nothing else would show them.
-    pub fn new(printer: Printer) -> Self {
-        Self { hooks: Vec::new(), printer, tool_calls: 0 }
+    /// An empty registry. `events` receives failure reports for `PostToolUse` and `Stop`, where
+    /// nothing else would show them, as [`Level::Info`] lines.
+    pub fn new(events: Events) -> Self {
+        Self { hooks: Vec::new(), events, tool_calls: 0 }
     }
 
     /// Adds `callback` under `name` (used in failure messages) to the end of `event`'s list.
@@ -223,9 +227,9 @@ impl HookRegistry {
         HookOutcome::Pass
     }
 
-    /// Prints `[HOOK] EVENT: hook NAME failed: ERROR`.
+    /// Reports `[HOOK] EVENT: hook NAME failed: ERROR`.
     fn report(&self, event: HookEvent, hook: &str, error: &HookError) {
-        (self.printer)(&format!("[HOOK] {event}: hook {hook} failed: {error}"));
+        line(&*self.events, Level::Info, &format!("[HOOK] {event}: hook {hook} failed: {error}"));
     }
 }
 
@@ -241,30 +245,18 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 impl Extension for HookRegistry {
     /// `UserPromptSubmit`: a value or a failure blocks the prompt.
     fn user_prompt_submit(&mut self, prompt: &str) -> Decision {
-        match self.run(&HookContext::UserPromptSubmit { prompt }) {
-            HookOutcome::Pass => Decision::Continue,
-            HookOutcome::Value { value, .. } => Decision::Block(value),
-            HookOutcome::Failed { hook, error } => {
-                Decision::Block(HookOutcome::failure_message(&hook, &error))
-            }
-        }
+        self.run(&HookContext::UserPromptSubmit { prompt }).guard()
     }
 
     /// `PreToolUse`: a value blocks the call with that value; a failure blocks it with
     /// `Blocked: hook NAME failed: ERROR`.
     fn pre_tool_use(&mut self, call: &ToolCall) -> Decision {
-        match self.run(&HookContext::PreToolUse { call }) {
-            HookOutcome::Pass => Decision::Continue,
-            HookOutcome::Value { value, .. } => Decision::Block(value),
-            HookOutcome::Failed { hook, error } => {
-                Decision::Block(HookOutcome::failure_message(&hook, &error))
-            }
-        }
+        self.run(&HookContext::PreToolUse { call }).guard()
     }
 
     /// `PostToolUse`: counts the call, then runs the hooks. A value is appended to the output
-    /// as `\n[Hook note]: VALUE` (as the course's hook chapter does); a failure is reported on
-    /// the printer.
+    /// as `\n[Hook note]: VALUE` (as the course's hook chapter does); a failure is reported
+    /// as an event.
     fn post_tool_use(&mut self, call: &ToolUseBlock, outcome: &mut ToolOutcome) {
         self.tool_calls += 1;
         match self.run(&HookContext::PostToolUse { call, outcome }) {
@@ -308,15 +300,15 @@ pub fn log_args(call: &ToolCall) -> String {
         Some(s) => s.to_string(),
         None => call.input.to_string(),
     };
-    permission::one_line(&text, LOG_ARGS_CHARS)
+    crate::sanitize::one_line(&text, LOG_ARGS_CHARS)
 }
 
 /// Registers the log hook on `PreToolUse`: prints `[HOOK] NAME(ARGS)` (see [`log_args`]) and
 /// never answers.
-pub fn register_log_hook(registry: &mut HookRegistry, printer: Printer) {
+pub fn register_log_hook(registry: &mut HookRegistry, events: Events) {
     registry.register(HookEvent::PreToolUse, "log", move |ctx| {
         if let HookContext::PreToolUse { call } = ctx {
-            printer(&format!("[HOOK] {}({})", call.name, log_args(call)));
+            line(&*events, Level::Info, &format!("[HOOK] {}({})", call.name, log_args(call)));
         }
         Ok(None)
     });
@@ -343,9 +335,9 @@ pub fn register_permission_hook(
 
 /// Registers the context hook on `UserPromptSubmit`: prints
 /// `[HOOK] UserPromptSubmit: working in WORKDIR` and passes.
-pub fn register_context_hook(registry: &mut HookRegistry, printer: Printer, workdir_display: String) {
+pub fn register_context_hook(registry: &mut HookRegistry, events: Events, workdir_display: String) {
     registry.register(HookEvent::UserPromptSubmit, "context", move |_| {
-        printer(&format!("[HOOK] UserPromptSubmit: working in {workdir_display}"));
+        line(&*events, Level::Info, &format!("[HOOK] UserPromptSubmit: working in {workdir_display}"));
         Ok(None)
     });
 }
@@ -353,15 +345,16 @@ pub fn register_context_hook(registry: &mut HookRegistry, printer: Printer, work
 /// Registers the large-output hook on `PostToolUse`: when the output has more than
 /// [`LARGE_OUTPUT_CHARS`] characters, prints
 /// `[HOOK] PostToolUse: NAME returned N characters (over 100000)`; it never answers.
-pub fn register_large_output_hook(registry: &mut HookRegistry, printer: Printer) {
+pub fn register_large_output_hook(registry: &mut HookRegistry, events: Events) {
     registry.register(HookEvent::PostToolUse, "large_output", move |ctx| {
         if let HookContext::PostToolUse { call, outcome } = ctx {
             let n = outcome.content.chars().count();
             if n > LARGE_OUTPUT_CHARS {
-                printer(&format!(
+                let text = format!(
                     "[HOOK] PostToolUse: {} returned {n} characters (over {LARGE_OUTPUT_CHARS})",
                     call.name
-                ));
+                );
+                line(&*events, Level::Info, &text);
             }
         }
         Ok(None)
@@ -370,10 +363,10 @@ pub fn register_large_output_hook(registry: &mut HookRegistry, printer: Printer)
 
 /// Registers the summary hook on `Stop`: prints `[HOOK] Stop: session used N tool calls`,
 /// N being the session's tool calls that ran, across turns; it never answers.
-pub fn register_summary_hook(registry: &mut HookRegistry, printer: Printer) {
+pub fn register_summary_hook(registry: &mut HookRegistry, events: Events) {
     registry.register(HookEvent::Stop, "summary", move |ctx| {
         if let HookContext::Stop { tool_calls, .. } = ctx {
-            printer(&format!("[HOOK] Stop: session used {tool_calls} tool calls"));
+            line(&*events, Level::Info, &format!("[HOOK] Stop: session used {tool_calls} tool calls"));
         }
         Ok(None)
     });
@@ -388,19 +381,20 @@ pub fn register_summary_hook(registry: &mut HookRegistry, printer: Printer) {
 /// 4. `PostToolUse` **large_output** ([`register_large_output_hook`]).
 /// 5. `Stop` **summary** ([`register_summary_hook`]).
 ///
-/// `printer` receives every line; `approver` answers `Allow? [y/N]`; `inside_workspace` is the
-/// workspace rule; `workdir_display` is WORKDIR as the context line shows it.
+/// `events` receives every line (as [`Level::Info`]); `approver` answers `Allow? [y/N]`;
+/// `inside_workspace` is the workspace rule; `workdir_display` is WORKDIR as the context line
+/// shows it.
 pub fn course_hooks(
-    printer: Printer,
+    events: Events,
     approver: Box<dyn Approver>,
     inside_workspace: InsideWorkspace,
     workdir_display: String,
 ) -> HookRegistry {
-    let mut registry = HookRegistry::new(printer.clone());
-    register_log_hook(&mut registry, printer.clone());
+    let mut registry = HookRegistry::new(events.clone());
+    register_log_hook(&mut registry, events.clone());
     register_permission_hook(&mut registry, approver, inside_workspace);
-    register_context_hook(&mut registry, printer.clone(), workdir_display);
-    register_large_output_hook(&mut registry, printer.clone());
-    register_summary_hook(&mut registry, printer);
+    register_context_hook(&mut registry, events.clone(), workdir_display);
+    register_large_output_hook(&mut registry, events.clone());
+    register_summary_hook(&mut registry, events);
     registry
 }

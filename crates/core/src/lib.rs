@@ -1,6 +1,9 @@
-//! `agent-core`: the shared mechanism of the learn-claude-code Rust edition.
+//! `agent-core`: the mechanism of the learn-claude-code Rust edition, as a library.
 //!
-//! Each chapter binary composes these pieces; none copies them.
+//! Each chapter binary composes these pieces; none copies them. Nothing here prints or reads the
+//! terminal: the loop reports [`events::Event`]s to the sink its caller gives it, and the
+//! chapters' terminal (`agent-cli`) is one such listener. So a harness author can lift the loop,
+//! the client and the tools without clap, rustyline or a REPL.
 //!
 //! | module | what it holds | course / API source |
 //! |---|---|---|
@@ -16,29 +19,24 @@
 //! | [`process`] | how a `bash` command starts and ends: its own session, a clean environment | ours |
 //! | [`sandbox`] | Landlock for `bash`: `--sandbox`, `--no-network` | ours |
 //! | [`tools`] | `bash`, `read_file`, `write_file`, `edit_file`, `glob` | course §1, §3 |
-//! | [`extension`] | what a chapter may add to a round, and before each request | course s03–s05, goose |
-//! | [`agent`] | `agent_loop` and one user turn | course §0 |
+//! | [`events`] | what the loop reports instead of printing, and the sink trait | ours, codex-rs |
+//! | [`extension`] | what a chapter may add to a turn: around each request, tool call and tool batch, on a failed request, before the turn and after the answer | course s03–s09, goose |
+//! | [`agent`] | `agent_loop` and one user turn; the [`agent::Agent`] builder | course §0 |
 //! | [`permission`] | the permission check: shell tokeniser, destructive-command classifier, verdict | course s04/s05, issue 14 |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
-//! | [`approve`] | asking the user `Allow? [y/N]` on the terminal | course s04/s05 |
-//! | [`sanitize`] | the one sanitiser for everything untrusted the terminal shows | ours (issue 14) |
-//! | [`ui`] | what the terminal shows | course §0 |
-//! | [`repl`] | reading prompts, Ctrl-C, one cancellable turn | course §0 |
-//! | [`startup`] | building the model; the one start-up error (exit code 2) | ours (issue 12) |
+//! | [`approve`] | the `Allow? [y/N]` answerer the permission hook asks | course s04/s05 |
+//! | [`sanitize`] | the one sanitiser for everything untrusted a listener shows, and `one_line` | ours |
 //! | `test_util` | a scripted model that records its requests, response builders, `Proc` (a process seen through `/proc`) (feature `test-util`) | ours |
-//! | [`cli`] | flags, start-up, `-p`, `--demo` | course §0 |
-//! | [`chapter`] | the generic chapter entry point: a chapter's `main` in one call | ours |
 
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod approve;
-pub mod chapter;
-pub mod cli;
 pub mod client;
 pub mod config;
 pub mod dispatch;
 pub mod error;
+pub mod events;
 pub mod extension;
 pub mod hooks;
 pub mod messages;
@@ -46,13 +44,10 @@ pub mod model;
 pub mod normalize;
 pub mod permission;
 pub mod process;
-pub mod repl;
 pub mod sandbox;
 pub mod sanitize;
 pub mod sse;
-pub mod startup;
 #[cfg(feature = "test-util")]
 pub mod test_util;
 pub mod tools;
-pub mod ui;
 pub mod workspace;

@@ -4,9 +4,9 @@
 //! - [`ReplayModel`]: answers from recorded responses, one per request, in order.
 //! - [`Recording`]: wraps any model and appends each response it returns to a JSONL file.
 //!
-//! Streaming is the client's business: a [`Model`] passes each text delta to the caller's
-//! `on_text` as it arrives, and returns the whole response at the end. Models that answer at once
-//! (replay, the JSON path) never call `on_text`, so the caller prints their text itself.
+//! Streaming is the client's business: a [`Model`] reports each text delta to the caller's
+//! [`EventSink`] as it arrives, and returns the whole response at the end. Models that answer at
+//! once (replay, the JSON path) report no delta, so the caller shows their text from the response.
 //!
 //! A recording is a JSONL file: one Messages API response body (`{"id","type":"message",…}`) per
 //! line, in the order the session received them. `--record FILE` writes one; `--replay FILE` and
@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use crate::client::{AnthropicClient, OnText};
+use crate::client::AnthropicClient;
 use crate::error::ApiError;
+use crate::events::{self, EventSink, Level};
 use crate::messages::{MessagesRequest, MessagesResponse};
 
 /// The future a [`Model`] returns.
@@ -27,15 +28,16 @@ pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<MessagesResponse, 
 
 /// Something that answers a Messages API request.
 pub trait Model: Send + Sync {
-    /// Answers one request with one assistant response. Text that streams in is passed to
-    /// `on_text` delta by delta before the future completes; a model that does not stream never
-    /// calls it. Dropping the future cancels the request.
-    fn create<'a>(&'a self, request: &'a MessagesRequest, on_text: OnText<'a>) -> ModelFuture<'a>;
+    /// Answers one request with one assistant response. Text that streams in is reported to
+    /// `events` as [`Event::TextDelta`](crate::events::Event::TextDelta)s before the future
+    /// completes, and each retry as an [`Event::Retry`](crate::events::Event::Retry); a model that
+    /// does not stream reports no delta. Dropping the future cancels the request.
+    fn create<'a>(&'a self, request: &'a MessagesRequest, events: &'a dyn EventSink) -> ModelFuture<'a>;
 }
 
 impl Model for AnthropicClient {
-    fn create<'a>(&'a self, request: &'a MessagesRequest, on_text: OnText<'a>) -> ModelFuture<'a> {
-        Box::pin(AnthropicClient::create(self, request, on_text))
+    fn create<'a>(&'a self, request: &'a MessagesRequest, events: &'a dyn EventSink) -> ModelFuture<'a> {
+        Box::pin(AnthropicClient::create(self, request, events))
     }
 }
 
@@ -87,7 +89,7 @@ impl ReplayModel {
 }
 
 impl Model for ReplayModel {
-    fn create<'a>(&'a self, _request: &'a MessagesRequest, _on_text: OnText<'a>) -> ModelFuture<'a> {
+    fn create<'a>(&'a self, _request: &'a MessagesRequest, _events: &'a dyn EventSink) -> ModelFuture<'a> {
         let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
         let result = match self.responses.get(*next) {
             Some(r) => {
@@ -123,15 +125,14 @@ impl<M: Model> Recording<M> {
 }
 
 impl<M: Model> Model for Recording<M> {
-    fn create<'a>(&'a self, request: &'a MessagesRequest, on_text: OnText<'a>) -> ModelFuture<'a> {
+    fn create<'a>(&'a self, request: &'a MessagesRequest, events: &'a dyn EventSink) -> ModelFuture<'a> {
         Box::pin(async move {
-            let response = self.inner.create(request, on_text).await?;
+            let response = self.inner.create(request, events).await?;
             let line = serde_json::to_string(&response).map_err(|e| ApiError::Decode(e.to_string()))?;
             let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
             if let Err(e) = writeln!(file, "{line}").and_then(|()| file.flush()) {
                 // A failed recording must not cost the user the answer.
-                let line = format!("warning: could not append to {}: {e}", self.path.display());
-                eprintln!("{}", crate::sanitize::sanitize(&line));
+                events::line(events, Level::Warning, &format!("could not append to {}: {e}", self.path.display()));
             }
             Ok(response)
         })
@@ -162,9 +163,9 @@ mod tests {
     #[tokio::test]
     async fn replay_answers_in_order_then_says_it_ran_out() {
         let model = ReplayModel::from_jsonl("t.jsonl", TWO).unwrap();
-        assert_eq!(model.create(&request(), &mut |_| {}).await.unwrap().text(), "one");
-        assert_eq!(model.create(&request(), &mut |_| {}).await.unwrap().text(), "two");
-        let err = model.create(&request(), &mut |_| {}).await.unwrap_err();
+        assert_eq!(model.create(&request(), &crate::events::Silent).await.unwrap().text(), "one");
+        assert_eq!(model.create(&request(), &crate::events::Silent).await.unwrap().text(), "two");
+        let err = model.create(&request(), &crate::events::Silent).await.unwrap_err();
         assert_eq!(err.to_string(), "replay: t.jsonl has no more recorded turns (all 2 were used)");
     }
 
@@ -179,10 +180,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rec.jsonl");
         let rec = Recording::new(ReplayModel::from_jsonl("t", TWO).unwrap(), &path).unwrap();
-        rec.create(&request(), &mut |_| {}).await.unwrap();
-        rec.create(&request(), &mut |_| {}).await.unwrap();
+        rec.create(&request(), &crate::events::Silent).await.unwrap();
+        rec.create(&request(), &crate::events::Silent).await.unwrap();
         let back = ReplayModel::from_file(&path).unwrap();
         assert_eq!(back.remaining(), 2);
-        assert_eq!(back.create(&request(), &mut |_| {}).await.unwrap().text(), "one");
+        assert_eq!(back.create(&request(), &crate::events::Silent).await.unwrap().text(), "one");
     }
 }

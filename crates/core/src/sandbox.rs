@@ -39,7 +39,7 @@ const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 const TEMP_FOLDERS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
 
 /// What `bash` commands may write: `--sandbox read-only|workspace-write|off`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SandboxMode {
     /// Writes nowhere but the character devices.
     ReadOnly,
@@ -48,6 +48,40 @@ pub enum SandboxMode {
     WorkspaceWrite,
     /// No sandbox.
     Off,
+}
+
+impl SandboxMode {
+    /// The modes' names as `--sandbox` takes them, in the order of the enum.
+    pub const NAMES: [&'static str; 3] = ["read-only", "workspace-write", "off"];
+
+    /// The mode's name as `--sandbox` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => Self::NAMES[0],
+            SandboxMode::WorkspaceWrite => Self::NAMES[1],
+            SandboxMode::Off => Self::NAMES[2],
+        }
+    }
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = String;
+
+    /// One of [`SandboxMode::NAMES`].
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "read-only" => Ok(SandboxMode::ReadOnly),
+            "workspace-write" => Ok(SandboxMode::WorkspaceWrite),
+            "off" => Ok(SandboxMode::Off),
+            other => Err(format!("unknown sandbox mode {other:?}; one of: {}", Self::NAMES.join(", "))),
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The sandbox settings for `bash`: the mode and whether TCP is denied.

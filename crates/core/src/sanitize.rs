@@ -86,6 +86,20 @@ pub fn sanitize_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` on one line ([`sanitize_line`]), cut to at most `max` characters, the last of them `…`
+/// when something was cut. The one shortening helper for what the terminal and the logs show in
+/// a line: `[HOOK] bash(…)`, a tool header, `/history`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat = sanitize_line(text);
+    if flat.chars().count() > max {
+        let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    } else {
+        flat.into_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::client::OnText;
+use crate::events::EventSink;
 use crate::config::{AuthType, Config};
 use crate::dispatch::{DispatchMap, ToolCall};
 use crate::error::ApiError;
@@ -69,7 +69,7 @@ impl ScriptedModel {
 }
 
 impl Model for ScriptedModel {
-    fn create<'a>(&'a self, request: &'a MessagesRequest, _on_text: OnText<'a>) -> ModelFuture<'a> {
+    fn create<'a>(&'a self, request: &'a MessagesRequest, _events: &'a dyn EventSink) -> ModelFuture<'a> {
         self.requests.lock().unwrap_or_else(|p| p.into_inner()).push(request.clone());
         let next = self.script.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
         let answer = next.unwrap_or_else(|| Err(ApiError::Replay("script exhausted".into())));

@@ -6,7 +6,7 @@
 //!   rounds without a todo call ──▶ Nag ──≥ 3──▶ <reminder>Update your todos.</reminder>
 //! ```
 //!
-//! The modules above are pure logic: no I/O, no agent loop. [`agent`] (the default `agent` feature)
+//! The modules above are pure logic: no I/O, no agent loop. [`tools`] (the default `tools` feature)
 //! plugs them into `agent-core`'s dispatch map and loop for the chapters; the fuzz target builds
 //! without it.
 //!
@@ -36,8 +36,8 @@
 
 #![warn(missing_docs)]
 
-#[cfg(feature = "agent")]
-pub mod agent;
+#[cfg(feature = "tools")]
+pub mod tools;
 pub mod nag;
 pub mod pyliteral;
 pub mod todo;

@@ -36,6 +36,7 @@ pub use self::retry::{RetryPolicy, is_retryable_status};
 use self::transport::{Answer, BodyStream, Transport};
 pub use self::wire::{RequestBody, SEGMENT};
 use crate::config::{AuthType, Config};
+use crate::events::{Event, EventSink};
 use crate::error::head;
 pub use crate::error::{ApiError, parse_error};
 use crate::messages::{MessagesRequest, MessagesResponse};
@@ -90,15 +91,13 @@ pub struct AnthropicClient {
     retry: RetryPolicy,
     timeouts: Timeouts,
     stream: bool,
-    /// Where retry notices go (stderr in the binaries; a buffer in tests).
-    notify: Box<dyn Fn(&str) + Send + Sync>,
     /// The JSON of the messages and tools last sent, reused by [`AnthropicClient::request_body`].
     wire_cache: std::sync::Mutex<wire::WireCache>,
 }
 
 impl AnthropicClient {
     /// A streaming client for `config`, with the given retry policy and timeouts. Retry notices
-    /// are printed on stderr.
+    /// go to the sink each [`AnthropicClient::create`] is given, as [`Event::Retry`].
     ///
     /// # Errors
     /// [`ApiError::Transport`] when the key holds characters a header cannot carry, or the TLS
@@ -142,7 +141,6 @@ impl AnthropicClient {
             retry,
             timeouts,
             stream: true,
-            notify: Box::new(|line| eprintln!("{}", crate::sanitize::sanitize(line))),
             wire_cache: std::sync::Mutex::new(wire::WireCache::default()),
         })
     }
@@ -158,12 +156,6 @@ impl AnthropicClient {
         self.transport = Transport::reqwest(self.headers.clone(), &self.timeouts, plain_http)
             .map_err(ApiError::Transport)?;
         Ok(self)
-    }
-
-    /// Sends retry notices to `notify` instead of stderr.
-    pub fn with_notifier(mut self, notify: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        self.notify = Box::new(notify);
-        self
     }
 
     /// Streams responses (`true`, the default) or asks for one JSON body (`false`, `--no-stream`).
@@ -182,19 +174,20 @@ impl AnthropicClient {
     }
 
     /// One `POST /v1/messages`, retried per the [`RetryPolicy`]. When streaming, each text delta
-    /// is passed to `on_text` as it arrives; the JSON path never calls it.
+    /// is reported to `events` as an [`Event::TextDelta`] as it arrives; the JSON path reports
+    /// none.
     ///
-    /// An attempt that failed before any text reached `on_text` is retried when the error is
+    /// An attempt that failed before any text was reported is retried when the error is
     /// retryable (a dropped stream included); once text was shown, the error is returned as
-    /// [`ApiError::AfterOutput`] and never retried. Each wait is announced through the notifier:
-    /// what failed, which retry, how long.
+    /// [`ApiError::AfterOutput`] and never retried. Each wait is reported first as an
+    /// [`Event::Retry`]: what failed, which retry, how long.
     ///
     /// # Errors
     /// The last [`ApiError`] once retries are exhausted or the error is not retryable.
     pub async fn create(
         &self,
         request: &MessagesRequest,
-        on_text: OnText<'_>,
+        events: &dyn EventSink,
     ) -> Result<MessagesResponse, ApiError> {
         // Serialised once and reused by every retry.
         let body = self.request_body(request)?;
@@ -205,7 +198,7 @@ impl AnthropicClient {
                 let mut sink = |text: &str| {
                     if !text.is_empty() {
                         shown = true;
-                        on_text(text);
+                        events.on_event(&Event::TextDelta(text));
                     }
                 };
                 let attempt = self.attempt(&body, &mut sink);
@@ -224,12 +217,12 @@ impl AnthropicClient {
                 return Err(err);
             }
             let wait = self.retry.delay(retry, hints.retry_after, fastrand::f64());
-            (self.notify)(&format!(
-                "{err} — retry {} of {} in {:.1}s",
-                retry + 1,
-                self.retry.max_retries,
-                wait.as_secs_f64()
-            ));
+            events.on_event(&Event::Retry {
+                error: &err,
+                retry: retry + 1,
+                max_retries: self.retry.max_retries,
+                wait,
+            });
             tokio::time::sleep(wait).await;
             retry += 1;
         }

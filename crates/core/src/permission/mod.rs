@@ -42,7 +42,6 @@ pub mod classify;
 pub mod tokenize;
 
 use crate::dispatch::{Subject, ToolCall};
-use crate::sanitize::sanitize_line;
 use crate::workspace::Workspace;
 
 pub use crate::tools::bash::deny::{DENY_LIST, deny_list_match};
@@ -118,19 +117,6 @@ pub fn check_tool_call(call: &ToolCall, ws: &dyn Surroundings) -> Verdict {
             None => Verdict::Allow,
         },
         Subject::Path(_) | Subject::PathPattern { .. } | Subject::Nothing => Verdict::Allow,
-    }
-}
-
-/// `text` on one line, control and bidi characters as visible escapes (`\n`, `\x1b`, …; see
-/// [`crate::sanitize`]), cut to `max` characters with `…`. For log lines such as `[HOOK] bash(…)`.
-pub fn one_line(text: &str, max: usize) -> String {
-    let flat = sanitize_line(text);
-    if flat.chars().count() > max {
-        let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    } else {
-        flat.into_owned()
     }
 }
 

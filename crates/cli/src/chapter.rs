@@ -16,11 +16,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Command, FromArgMatches};
 
+use agent_core::approve::{Approver, ScriptedApprover};
+use agent_core::hooks::{self, HookRegistry};
+
 pub use crate::approve::ApprovalArgs;
-use crate::approve::{Approver, ScriptedApprover};
 use crate::cli::{self};
 pub use crate::cli::{Chapter, CommonArgs, Demo, ENV_HELP, Harness, Setup};
-use crate::hooks::{self, HookRegistry};
 
 /// A chapter with no flags of its own.
 #[derive(Debug, Clone, Copy, Default, Args)]
@@ -63,12 +64,12 @@ impl Setup {
     /// answers yes and shows the exchange; otherwise what `approval` (`--yes`, `--no`, neither)
     /// asks for.
     pub fn approver(&self, approval: &ApprovalArgs) -> Box<dyn Approver> {
-        if self.demo { Box::new(ScriptedApprover::new(true, self.printer())) } else { approval.approver() }
+        if self.demo { Box::new(ScriptedApprover::new(true, self.events.clone())) } else { approval.approver() }
     }
 
-    /// The course's hooks ([`hooks::course_hooks`]) wired to this run: the terminal printer, the
+    /// The course's hooks ([`hooks::course_hooks`]) wired to this run: the terminal listener, the
     /// approver for `approval` ([`Setup::approver`]), the workspace rule and WORKDIR.
     pub fn course_hooks(&self, approval: &ApprovalArgs) -> HookRegistry {
-        hooks::course_hooks(self.printer(), self.approver(approval), self.inside_workspace(), self.workdir())
+        hooks::course_hooks(self.events.clone(), self.approver(approval), self.inside_workspace(), self.workdir())
     }
 }

@@ -9,7 +9,7 @@
 //! Exit codes: 0 success; 1 the model call failed (under `-p` or `--demo`); 2 bad configuration
 //! (a missing variable, a broken `.env`, an unreadable replay file: any [`StartupError`]); under
 //! `-p`, 3–6 for a turn the model ended without a usable answer (listed in [`ENV_HELP`], from
-//! [`crate::agent::TurnEnd::exit_code`]).
+//! [`exit_code`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,18 +18,49 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::agent::Agent;
-use crate::client::Timeouts;
-use crate::config;
-use crate::dispatch::DispatchMap;
-use crate::extension::Extension;
-use crate::model::{Model, ReplayModel};
+use agent_core::agent::{Agent, TurnEnd};
+use agent_core::client::Timeouts;
+use agent_core::config;
+use agent_core::dispatch::DispatchMap;
+use agent_core::events::Events;
+use agent_core::extension::Extension;
+use agent_core::messages::StopReason;
+use agent_core::model::{Model, ReplayModel};
+use agent_core::sandbox::{Sandbox, SandboxMode};
+use agent_core::tools::ToolOptions;
+use agent_core::workspace::Workspace;
+
 use crate::repl::{self, SlashCommand, one_turn};
-use crate::sandbox::{Sandbox, SandboxMode};
 use crate::startup::{self, ModelSettings, StartupError};
-use crate::tools::ToolOptions;
-use crate::ui::Ui;
-use crate::workspace::Workspace;
+use crate::ui::{Terminal, Ui};
+
+/// `-p` exit code: the model call failed (an API, transport or replay error), or Ctrl-C.
+pub const EXIT_API_ERROR: u8 = 1;
+/// `-p` exit code: bad configuration (a missing variable, a broken `.env`, an unreadable file).
+pub const EXIT_CONFIG: u8 = 2;
+/// `-p` exit code: the model refused (`stop_reason: refusal`).
+pub const EXIT_REFUSAL: u8 = 3;
+/// `-p` exit code: the conversation outgrew the context window (`model_context_window_exceeded`).
+pub const EXIT_CONTEXT_EXCEEDED: u8 = 4;
+/// `-p` exit code: the answer is incomplete (`max_tokens`, or still `pause_turn` after the
+/// allowed continuations).
+pub const EXIT_INCOMPLETE: u8 = 5;
+/// `-p` exit code: a `stop_reason` this harness does not know.
+pub const EXIT_UNKNOWN_STOP: u8 = 6;
+
+/// The exit code `-p` ends with after a turn that ended `end`: 0, or one of [`EXIT_REFUSAL`],
+/// [`EXIT_CONTEXT_EXCEEDED`], [`EXIT_INCOMPLETE`], [`EXIT_UNKNOWN_STOP`] (Messages API, "Handling
+/// stop reasons").
+pub fn exit_code(end: &TurnEnd) -> u8 {
+    let TurnEnd::Answered(response) = end else { return 0 };
+    match &response.stop_reason {
+        None | Some(StopReason::EndTurn | StopReason::StopSequence | StopReason::ToolUse) => 0,
+        Some(StopReason::Refusal) => EXIT_REFUSAL,
+        Some(StopReason::ModelContextWindowExceeded) => EXIT_CONTEXT_EXCEEDED,
+        Some(StopReason::MaxTokens | StopReason::PauseTurn) => EXIT_INCOMPLETE,
+        Some(_) => EXIT_UNKNOWN_STOP,
+    }
+}
 
 /// Text for `--help` after the flags: the environment variables (course §0).
 pub const ENV_HELP: &str = "\
@@ -113,7 +144,15 @@ pub struct CommonArgs {
     /// folders and /dev/null & co.; read-only = nothing but those devices; off = no sandbox.
     /// Reading is allowed everywhere. Where Landlock is missing, a line says so at start and
     /// commands run unsandboxed.
-    #[arg(long, value_name = "MODE", value_enum, default_value_t = SandboxMode::WorkspaceWrite)]
+    #[arg(
+        long,
+        value_name = "MODE",
+        default_value = "workspace-write",
+        value_parser = clap::builder::TypedValueParser::map(
+            clap::builder::PossibleValuesParser::new(SandboxMode::NAMES),
+            |name: String| name.parse::<SandboxMode>().unwrap_or_default()
+        ),
+    )]
     pub sandbox: SandboxMode,
 
     /// Deny bash commands every TCP connection and listening socket (Landlock ABI 4, Linux 6.7;
@@ -178,8 +217,11 @@ pub struct Setup {
     pub workspace: Workspace,
     /// Tool limits from the flags.
     pub tool_options: ToolOptions,
-    /// Terminal output settings.
+    /// Terminal output settings, for a tool that shows its own output (the todo list) and the
+    /// chapter's REPL commands.
     pub ui: Ui,
+    /// Where the loop and the mechanisms report (the terminal listener).
+    pub events: Events,
     /// `true` in the offline demo (`--demo`), where no one is at the keyboard to answer questions.
     pub demo: bool,
     /// The model the agent talks to, shared: a chapter's extension or tool (a subagent) may call
@@ -195,14 +237,8 @@ impl Setup {
         self.workspace.root().display().to_string()
     }
 
-    /// Hook output to stdout, one line per call.
-    pub fn printer(&self) -> crate::hooks::Printer {
-        let ui = self.ui;
-        std::sync::Arc::new(move |line: &str| ui.say(line))
-    }
-
     /// The workspace rule as a predicate, for the permission hook.
-    pub fn inside_workspace(&self) -> crate::hooks::InsideWorkspace {
+    pub fn inside_workspace(&self) -> agent_core::hooks::InsideWorkspace {
         std::sync::Arc::new(self.workspace.clone())
     }
 }
@@ -242,40 +278,52 @@ struct Started {
     demo_dir: Option<tempfile::TempDir>,
 }
 
+/// The agent a harness composes on the setup's model, complete, and the harness's REPL commands.
+fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
+    let agent = Agent::builder(Arc::clone(&setup.model), &setup.model_id)
+        .system(harness.system)
+        .tools(harness.tools)
+        .extensions(harness.extensions)
+        .events(Arc::clone(&setup.events))
+        .build();
+    (agent, harness.commands)
+}
+
 async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
-    let ui = Ui::detect();
+    let terminal = Arc::new(Terminal::new(Ui::detect(), args.usage));
+    let ui = terminal.ui().clone();
     let sandbox = Sandbox { mode: args.sandbox, no_network: args.no_network };
     let tool_options = ToolOptions { bash_timeout: Duration::from_secs(args.bash_timeout.max(1)), sandbox };
     if let Some(line) = sandbox.notice() {
         ui.warning(&line);
     }
-    crate::process::end_commands_on_terminate_signals();
+    agent_core::process::end_commands_on_terminate_signals();
 
     let started = if args.demo {
-        start_demo(chapter, ui, tool_options, build)
+        start_demo(chapter, &terminal, tool_options, build)
     } else {
-        start(chapter, args, ui, tool_options, build)
+        start(chapter, args, &terminal, tool_options, build)
     };
     let Started { mut agent, commands, demo_dir } = match started {
         Ok(s) => s,
         Err(e) => {
             ui.error(&e.to_string());
-            return ExitCode::from(crate::agent::EXIT_CONFIG);
+            return ExitCode::from(EXIT_CONFIG);
         }
     };
     let (chapter, prompt, keep) = (*chapter, args.prompt.clone(), args.keep);
     let session = async move {
         let mut history = Vec::new();
         if let Some(dir) = demo_dir {
-            return run_demo(&chapter, &mut agent, dir, keep).await;
+            return run_demo(&chapter, &mut agent, &terminal, dir, keep).await;
         }
         if let Some(prompt) = &prompt {
-            return match one_turn(&mut agent, &mut history, prompt).await {
+            return match one_turn(&mut agent, &terminal, &mut history, prompt).await {
                 Ok(code) => ExitCode::from(code),
                 Err(()) => ExitCode::from(1),
             };
         }
-        repl::run(chapter.name, &mut agent, &mut history, &commands).await
+        repl::run(chapter.name, &mut agent, &terminal, &mut history, &commands).await
     };
     // The session runs as a task beside the HTTP connection's task, not as `block_on`'s own
     // future. Tokio's current-thread scheduler polls for I/O (one `epoll_wait` system call) each
@@ -296,10 +344,11 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
 fn start(
     chapter: &Chapter,
     args: &CommonArgs,
-    ui: Ui,
+    terminal: &Arc<Terminal>,
     tool_options: ToolOptions,
     build: impl FnOnce(&Setup) -> Harness,
 ) -> Result<Started, StartupError> {
+    let ui = terminal.ui();
     if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         return Err(StartupError::EmptyPrompt);
     }
@@ -333,9 +382,9 @@ fn start(
             dir.keep().display()
         ));
     }
-    let setup = Setup { workspace, tool_options, ui, demo: false, model, model_id };
-    let (mut agent, commands) = agent_from(&setup, build(&setup));
-    agent.show_usage = args.usage;
+    let events: Events = Arc::clone(terminal) as Events;
+    let setup = Setup { workspace, tool_options, ui: ui.clone(), events, demo: false, model, model_id };
+    let (agent, commands) = agent_from(&setup, build(&setup));
     Ok(Started { agent, commands, demo_dir: None })
 }
 
@@ -346,11 +395,11 @@ fn start(
 /// The first [`StartupError`].
 fn start_demo(
     chapter: &Chapter,
-    ui: Ui,
+    terminal: &Arc<Terminal>,
     tool_options: ToolOptions,
     build: impl FnOnce(&Setup) -> Harness,
 ) -> Result<Started, StartupError> {
-    let demo = &chapter.demo;
+    let (demo, ui) = (&chapter.demo, terminal.ui());
     let dir = seeded_tempdir(chapter, "demo")?;
     let workspace =
         Workspace::new(dir.path()).map_err(|source| StartupError::Seeded { kind: "demo", source })?;
@@ -365,7 +414,8 @@ fn start_demo(
     let setup = Setup {
         workspace,
         tool_options,
-        ui,
+        ui: ui.clone(),
+        events: Arc::clone(terminal) as Events,
         demo: true,
         model: Arc::new(model),
         model_id: "demo-replay".into(),
@@ -374,21 +424,19 @@ fn start_demo(
     Ok(Started { agent, commands, demo_dir: Some(dir) })
 }
 
-/// The agent a harness composes on the setup's model, and the harness's REPL commands.
-fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
-    let mut agent = Agent::new(Arc::clone(&setup.model), &setup.model_id, harness.system, harness.tools);
-    agent.extensions = harness.extensions;
-    agent.ui = setup.ui;
-    (agent, harness.commands)
-}
-
 /// `--demo`: the demo prompt as one turn, then the files the demo changed. The workspace `dir`
 /// is removed at the end, unless `keep`.
-async fn run_demo(chapter: &Chapter, agent: &mut Agent, dir: tempfile::TempDir, keep: bool) -> ExitCode {
-    let (demo, ui) = (&chapter.demo, agent.ui);
+async fn run_demo(
+    chapter: &Chapter,
+    agent: &mut Agent,
+    terminal: &Terminal,
+    dir: tempfile::TempDir,
+    keep: bool,
+) -> ExitCode {
+    let (demo, ui) = (&chapter.demo, terminal.ui());
     let mut history = Vec::new();
-    ui.print(&format!("{}{}\n", ui.prompt(chapter.name), crate::sanitize::sanitize(demo.prompt)));
-    let ok = one_turn(agent, &mut history, demo.prompt).await.is_ok();
+    ui.print(&format!("{}{}\n", ui.prompt(chapter.name), agent_core::sanitize::sanitize(demo.prompt)));
+    let ok = one_turn(agent, terminal, &mut history, demo.prompt).await.is_ok();
     for path in demo.show {
         match std::fs::read_to_string(dir.path().join(path)) {
             Ok(text) => ui.say(&format!("\n[demo] {path} after the run:\n{}", text.trim_end())),

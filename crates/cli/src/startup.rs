@@ -3,16 +3,16 @@
 //!
 //! Source: ours (issue 12). [`crate::cli`] starts a chapter in one function that uses `?` on each
 //! step; whatever [`StartupError`] stops it is printed as one line, `error: …`, and the
-//! process exits with code 2 ([`crate::agent::EXIT_CONFIG`]). Nothing has been sent anywhere by
+//! process exits with code 2 ([`agent_core::agent::EXIT_CONFIG`]). Nothing has been sent anywhere by
 //! then.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::client::{AnthropicClient, RetryPolicy, Timeouts};
-use crate::config::{self, ConfigError};
-use crate::error::ApiError;
-use crate::model::{Model, Recording, ReplayModel};
+use agent_core::client::{AnthropicClient, RetryPolicy, Timeouts};
+use agent_core::config::{self, ConfigError};
+use agent_core::error::ApiError;
+use agent_core::model::{Model, Recording, ReplayModel};
 use crate::ui::Ui;
 
 /// Why a chapter could not start. `Display` is the line printed before exit code 2.
@@ -78,7 +78,8 @@ pub struct ModelSettings<'a> {
 
 /// The model `settings` and `vars` (see [`config::environment`]) ask for, and the `model` id its
 /// requests carry: a [`ReplayModel`] for `--replay` (announced on stderr), otherwise the HTTP
-/// client, wrapped in a [`Recording`] for `--record`. Retry notices go to `ui`'s stderr.
+/// client, wrapped in a [`Recording`] for `--record`. Its retry notices are events, shown by the
+/// terminal listener.
 ///
 /// # Errors
 /// A [`StartupError`]: the recording, the configuration, `ANTHROPIC_MAX_RETRIES`, the client, or
@@ -86,7 +87,7 @@ pub struct ModelSettings<'a> {
 pub fn open_model(
     settings: &ModelSettings<'_>,
     vars: &config::Environment,
-    ui: Ui,
+    ui: &Ui,
 ) -> Result<(Arc<dyn Model>, String), StartupError> {
     if let Some(path) = settings.replay {
         let replay = ReplayModel::from_file(path)?;
@@ -108,12 +109,7 @@ pub fn open_model(
         None => config::max_retries(vars)?.unwrap_or(RetryPolicy::default().max_retries),
     };
     let retry = RetryPolicy { max_retries, ..RetryPolicy::default() };
-    let client = AnthropicClient::new(&config, retry, settings.timeouts)?
-        .with_streaming(settings.stream)
-        .with_notifier(move |line| {
-            crate::ui::clear_err_line();
-            ui.notice(line);
-        });
+    let client = AnthropicClient::new(&config, retry, settings.timeouts)?.with_streaming(settings.stream);
     let model: Arc<dyn Model> = match settings.record {
         Some(path) => Arc::new(
             Recording::new(client, path)

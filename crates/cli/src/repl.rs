@@ -28,10 +28,12 @@ use rustyline::{
 };
 use tokio::sync::mpsc;
 
-use crate::agent::Agent;
-use crate::error::ApiError;
-use crate::messages::{ContentBlock, Message, MessageContent, Role};
-use crate::ui::{Ui, one_line};
+use agent_core::agent::Agent;
+use agent_core::error::ApiError;
+use agent_core::messages::{ContentBlock, Message, MessageContent, Role};
+use agent_core::sanitize::one_line;
+
+use crate::ui::{Terminal, Ui};
 
 /// The text block added to the history after a prompt whose turn Ctrl-C cancelled.
 pub const INTERRUPTED: &str = "(interrupted by the user)";
@@ -39,19 +41,24 @@ pub const INTERRUPTED: &str = "(interrupted by the user)";
 /// What Ctrl-C on an empty prompt line says.
 pub const QUIT_HINT: &str = "(to quit, press Ctrl-D or type q; Ctrl-C clears a typed line)";
 
-/// Runs one turn, cancellable with Ctrl-C. Errors are printed; `Err(())` means the turn failed or
-/// was cancelled, `Ok(code)` gives [`crate::agent::TurnEnd::exit_code`]. A cancelled turn leaves
-/// [`INTERRUPTED`] at the end of `history`.
-pub(crate) async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prompt: &str) -> Result<u8, ()> {
-    let ui = agent.ui;
+/// Runs one turn, cancellable with Ctrl-C. Errors are printed on `terminal`; `Err(())` means the
+/// turn failed or was cancelled, `Ok(code)` gives [`crate::cli::exit_code`]. A cancelled turn
+/// leaves [`INTERRUPTED`] at the end of `history`.
+pub(crate) async fn one_turn(
+    agent: &mut Agent,
+    terminal: &Terminal,
+    history: &mut Vec<Message>,
+    prompt: &str,
+) -> Result<u8, ()> {
+    let ui = terminal.ui();
     let result = tokio::select! {
         r = agent.run_turn(history, prompt) => Some(r),
         _ = tokio::signal::ctrl_c() => None,
     };
     match result {
-        Some(Ok(end)) => Ok(end.exit_code()),
+        Some(Ok(end)) => Ok(crate::cli::exit_code(&end)),
         Some(Err(e)) => {
-            report_api_error(&ui, &e);
+            report_api_error(ui, &e);
             Err(())
         }
         None => {
@@ -59,7 +66,7 @@ pub(crate) async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prom
             // What the turn had appended stays; normalize_messages answers an unanswered
             // tool_use with (cancelled).
             history.push(Message::user_text(INTERRUPTED));
-            crate::ui::clear_err_line();
+            terminal.interrupted();
             ui.notice("(interrupted: the turn was cancelled)");
             Err(())
         }
@@ -67,7 +74,7 @@ pub(crate) async fn one_turn(agent: &mut Agent, history: &mut Vec<Message>, prom
 }
 
 /// The error, the endpoint's request id when it gave one, and a hint for a 401 or a 404.
-fn report_api_error(ui: &crate::ui::Ui, e: &ApiError) {
+fn report_api_error(ui: &Ui, e: &ApiError) {
     ui.error(&e.to_string());
     if let Some(id) = e.request_id() {
         ui.notice(&format!("request-id: {id} (quote it when you report the problem)"));
@@ -124,8 +131,7 @@ fn command_word(line: &str) -> Option<&str> {
 }
 
 /// Answers one command line, `/WORD`.
-fn command(word: &str, agent: &Agent, history: &mut Vec<Message>, commands: &[SlashCommand]) {
-    let ui = agent.ui;
+fn command(word: &str, agent: &Agent, ui: &Ui, history: &mut Vec<Message>, commands: &[SlashCommand]) {
     match word {
         "help" => {
             let mut text = String::from("Commands (answered here, never sent to the model):\n");
@@ -142,14 +148,14 @@ fn command(word: &str, agent: &Agent, history: &mut Vec<Message>, commands: &[Sl
             ui.say("(a new conversation: the history is empty)");
         }
         "usage" => {
-            let u = agent.session_usage;
+            let u = agent.session_usage();
             ui.say(&format!(
                 "this session: {} request(s), {} input tokens, {} output tokens",
                 u.requests, u.input_tokens, u.output_tokens
             ));
         }
         _ => match commands.iter().find(|c| c.name == word) {
-            Some(c) => (c.run)(&ui),
+            Some(c) => (c.run)(ui),
             None => ui.error(&format!(
                 "unknown command /{word}; /help lists the commands (nothing was sent to the model)"
             )),
@@ -164,7 +170,7 @@ const HISTORY_PREVIEW_CHARS: usize = 80;
 /// content block: its type, a `tool_use`'s id, name and input, a `tool_result`'s `tool_use_id`
 /// and `is_error`, and a one-line preview of any text.
 pub fn history_view(messages: &[Message]) -> String {
-    let preview = |text: &str| format!("{:?}", one_line(text, HISTORY_PREVIEW_CHARS));
+    let preview = |text: &str| format!("{:?}", one_line(text.trim(), HISTORY_PREVIEW_CHARS + 1));
     let mut out = format!("{} message(s), as the next request sends them:\n", messages.len());
     for (i, message) in messages.iter().enumerate() {
         let role = match message.role {
@@ -180,7 +186,7 @@ pub fn history_view(messages: &[Message]) -> String {
                         "tool_use {} {} {}",
                         u.id,
                         u.name,
-                        one_line(&u.input.to_string(), HISTORY_PREVIEW_CHARS)
+                        one_line(u.input.to_string().trim(), HISTORY_PREVIEW_CHARS + 1)
                     )
                 }
                 ContentBlock::ToolResult(r) => format!(
@@ -216,10 +222,11 @@ fn content_text(content: &MessageContent) -> String {
 pub(crate) async fn run(
     name: &str,
     agent: &mut Agent,
+    terminal: &Terminal,
     history: &mut Vec<Message>,
     commands: &[SlashCommand],
 ) -> ExitCode {
-    let ui = agent.ui;
+    let ui = terminal.ui();
     let interactive = std::io::stdin().is_terminal();
     let (ask, mut lines) = spawn_reader(interactive);
     loop {
@@ -261,11 +268,11 @@ pub(crate) async fn run(
             break;
         }
         if let Some(word) = command_word(trimmed) {
-            command(word, agent, history, commands);
+            command(word, agent, ui, history, commands);
             continue;
         }
         // A pasted block may end with its own newline; the prompt is the text before it.
-        let _ = one_turn(agent, history, text.trim_end_matches(['\n', '\r'])).await;
+        let _ = one_turn(agent, terminal, history, text.trim_end_matches(['\n', '\r'])).await;
         ui.print("\n");
     }
     ExitCode::SUCCESS

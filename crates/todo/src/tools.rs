@@ -1,5 +1,5 @@
-//! The glue that plugs the planning layer into `agent-core`: the `todo` and `todo_write` tools for
-//! the dispatch map, each with its nag as a loop [`Extension`] and the REPL's `/todos` command
+//! The planning layer as tools: the `todo` and `todo_write` tools for `agent-core`'s dispatch
+//! map, each with its nag as a loop [`Extension`] and the REPL's `/todos` command (`agent-cli`)
 //! showing its list. A tool, its nag and its command come together, so a chapter cannot register
 //! one tool and nag about (or show) another.
 //!
@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use agent_core::dispatch::{FnTool, Tool, ToolError};
 use agent_core::extension::{CallRecord, Extension};
 use agent_core::messages::ToolSpec;
-use agent_core::repl::SlashCommand;
 use agent_core::sanitize::sanitize;
-use agent_core::ui::{DIM, GREEN, Ui, YELLOW, paint};
+use agent_cli::repl::SlashCommand;
+use agent_cli::ui::{DIM, GREEN, Ui, YELLOW, paint};
 use serde_json::Value;
 
 use crate::Status;
@@ -84,6 +84,7 @@ where
 {
     FnTool::new(spec, move |input: &Value| {
         let manager = Arc::clone(&manager);
+        let ui = ui.clone();
         Box::pin(async move {
             let value = input
                 .get(field)

@@ -1,4 +1,5 @@
-//! What the terminal shows: the prompt, tool calls, answers, notices.
+//! What the terminal shows: the prompt, tool calls, answers, notices, and [`Terminal`], the
+//! listener that turns the loop's events into those lines.
 //!
 //! Source: course §0–§1 (`sNN >> ` in cyan; per call `> NAME:` and the first 200 characters of
 //! the output). Colour is used only when the stream is a terminal and `NO_COLOR` is unset, so a
@@ -6,12 +7,15 @@
 //!
 //! Every method that shows text from outside (the model, a tool, a hook, the endpoint) passes it
 //! through [`sanitize`] first, so control and bidi characters show as visible escapes and only
-//! this module's own colours reach the terminal raw (issue 14). [`out`] and [`err`] write as they
-//! are: callers pass them only our own text or text they sanitised.
+//! this module's own colours reach the terminal raw: a tool's output cannot move the cursor or
+//! rewrite what the user saw. [`out`] and [`err`] write as they are: callers pass them only our
+//! own text or text they sanitised.
 
 use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
 
-use crate::sanitize::{sanitize, sanitize_line};
+use agent_core::events::{Event, EventSink, Level, StopNote};
+use agent_core::sanitize::{one_line, sanitize, sanitize_line};
 
 /// ANSI cyan (the REPL prompt).
 pub const CYAN: &str = "\x1b[36m";
@@ -25,11 +29,6 @@ pub const RED: &str = "\x1b[31m";
 pub const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
-/// Where hooks and approvers print their lines, such as `[HOOK] bash(ls)`. One call per line,
-/// without the trailing newline. The chapter wires it to the terminal UI; tests collect lines
-/// into a `Vec`.
-pub type Printer = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
-
 /// How many characters of a tool's output the terminal shows (course §1).
 pub const PREVIEW_CHARS: usize = 200;
 
@@ -40,7 +39,7 @@ pub const HEADER_INPUT_CHARS: usize = 100;
 pub const TOOL_SPINNER_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Terminal output settings: whether stdout and stderr get colour, and where the text goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Ui {
     /// Colour on stdout.
     pub color_out: bool,
@@ -54,23 +53,11 @@ pub struct Ui {
 }
 
 /// Where a [`Ui`] writes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Sink {
     Std,
-    Buffer(&'static Captured),
+    Buffer(Arc<Captured>),
 }
-
-impl PartialEq for Sink {
-    fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Sink::Std, Sink::Std) => true,
-            (Sink::Buffer(a), Sink::Buffer(b)) => std::ptr::eq(*a, *b),
-            _ => false,
-        }
-    }
-}
-
-impl Eq for Sink {}
 
 /// What a [`Ui::captured`] wrote instead of the terminal, so a test checks the text and a green
 /// test run prints none of it.
@@ -95,7 +82,7 @@ impl Captured {
 impl Ui {
     /// Colour where the stream is a terminal and `NO_COLOR` is unset.
     pub fn detect() -> Self {
-        let allowed = !crate::config::no_color();
+        let allowed = !agent_core::config::no_color();
         let err_tty = std::io::stderr().is_terminal();
         Self {
             color_out: allowed && std::io::stdout().is_terminal(),
@@ -111,16 +98,17 @@ impl Ui {
     }
 
     /// No colour, and every line written into the returned buffer instead of the terminal (for
-    /// tests; the buffer lives until the process ends). No spinner is drawn.
-    pub fn captured() -> (Self, &'static Captured) {
-        let buffer: &'static Captured = Box::leak(Box::default());
-        (Self { color_out: false, color_err: false, sink: Sink::Buffer(buffer), err_tty: false }, buffer)
+    /// tests). No spinner is drawn.
+    pub fn captured() -> (Self, Arc<Captured>) {
+        let buffer = Arc::new(Captured::default());
+        let sink = Sink::Buffer(Arc::clone(&buffer));
+        (Self { color_out: false, color_err: false, sink, err_tty: false }, buffer)
     }
 
     /// Writes `text` as it is to stdout (flushed), or to the test's buffer. Callers pass only
     /// our own text or text they sanitised.
     pub fn print(&self, text: &str) {
-        match self.sink {
+        match &self.sink {
             Sink::Std => out(text),
             Sink::Buffer(b) => b.stdout.lock().unwrap_or_else(|p| p.into_inner()).push_str(text),
         }
@@ -128,7 +116,7 @@ impl Ui {
 
     /// Writes `text` as it is to stderr, or to the test's buffer.
     pub fn eprint(&self, text: &str) {
-        match self.sink {
+        match &self.sink {
             Sink::Std => err(text),
             Sink::Buffer(b) => b.stderr.lock().unwrap_or_else(|p| p.into_inner()).push_str(text),
         }
@@ -149,7 +137,7 @@ impl Ui {
     /// and cut to [`HEADER_INPUT_CHARS`] characters with `…`; `None` shows the course's `> NAME:`.
     pub fn tool_header(&self, name: &str, input: Option<&str>) {
         let head = paint(self.color_out, YELLOW, &format!("> {}:", sanitize_line(name)));
-        match input.map(|i| one_line(i, HEADER_INPUT_CHARS)).filter(|i| !i.is_empty()) {
+        match input.map(|i| one_line(i.trim(), HEADER_INPUT_CHARS + 1)).filter(|i| !i.is_empty()) {
             Some(input) => self.print(&format!("{head} {input}\n")),
             None => self.print(&format!("{head}\n")),
         }
@@ -177,7 +165,7 @@ impl Ui {
     }
 
     /// Model text as it streams in, one delta at a time (sanitised per delta: an escape split
-    /// across deltas is still shown, never obeyed; see [`crate::sanitize`]).
+    /// across deltas is still shown, never obeyed; see [`agent_core::sanitize`]).
     pub fn stream_text(&self, delta: &str) {
         self.print(&sanitize(delta));
     }
@@ -208,7 +196,167 @@ impl Ui {
     }
 }
 
-/// A spinner on stderr while the model has not answered yet (issue 5). It is drawn only when
+/// The terminal as a listener of the loop's [`Event`]s: everything a chapter shows while a turn
+/// runs. A spinner while the model has not answered, text as it streams, `> NAME: INPUT` before a
+/// tool and its output's first 200 characters after, a reminder as `+ TEXT`, retries, and one
+/// line for each way a turn can stop early. The words for the stop reasons live here, not in the
+/// loop.
+pub struct Terminal {
+    ui: Ui,
+    /// Print each turn's usage (`--usage`).
+    show_usage: bool,
+    state: Mutex<Showing>,
+}
+
+/// What the terminal is in the middle of showing.
+#[derive(Default)]
+struct Showing {
+    /// The spinner of a request or of a tool that runs, cleared when it ends.
+    spinner: Option<Spinner>,
+    /// Whether the streamed text so far ends a line.
+    at_line_start: bool,
+}
+
+impl Terminal {
+    /// A listener writing through `ui`; with `show_usage`, each turn's token usage is printed on
+    /// stderr when it ends.
+    pub fn new(ui: Ui, show_usage: bool) -> Self {
+        Self { ui, show_usage, state: Mutex::new(Showing { spinner: None, at_line_start: true }) }
+    }
+
+    /// The [`Ui`] it writes through.
+    pub fn ui(&self) -> &Ui {
+        &self.ui
+    }
+
+    /// Clears a spinner left by a turn that was cancelled (Ctrl-C drops the turn between its
+    /// events), so the next line starts at column 0.
+    pub fn interrupted(&self) {
+        self.showing().spinner = None;
+        clear_err_line();
+    }
+
+    fn showing(&self) -> std::sync::MutexGuard<'_, Showing> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The line for a [`StopNote`]: an error, or a notice, as the turn's end deserves.
+    fn stop_note(&self, note: &StopNote<'_>) {
+        let ui = &self.ui;
+        match note {
+            StopNote::CutOffToolCall => ui.error(
+                "The model ran out of output tokens in the middle of a tool call; the call was not run.",
+            ),
+            StopNote::MaxTokens(max) => {
+                ui.error(&format!("The answer was cut off: the model reached max_tokens ({max})."))
+            }
+            StopNote::PausedTooOften(times) => ui.error(&format!(
+                "The model paused its turn (stop_reason: pause_turn) {times} times; stopped here. Send another prompt to let it go on."
+            )),
+            StopNote::Refusal(Some(why)) => {
+                ui.error(&format!("The model refused to answer (stop_reason: refusal): {why}"))
+            }
+            StopNote::Refusal(None) => ui.error("The model refused to answer (stop_reason: refusal)."),
+            StopNote::ContextWindowExceeded => ui.error(
+                "The conversation no longer fits in the model's context window (stop_reason: model_context_window_exceeded); the answer is truncated. Start over with /clear in the REPL (or a new session), or use a model with a larger context window.",
+            ),
+            StopNote::UnknownStopReason { reason, tools_skipped } => ui.error(&format!(
+                "The endpoint ended the answer with an unknown stop_reason {reason:?}; the turn ends here{}.",
+                if *tools_skipped { ", and its tool calls were not run" } else { "" }
+            )),
+            StopNote::StopSequence(Some(at)) => {
+                ui.notice(&format!("(the model stopped at the stop sequence {at:?})"))
+            }
+            StopNote::StopSequence(None) => ui.notice("(the model stopped at a stop sequence)"),
+            StopNote::EmptyAnswer => ui.notice("(the model sent an empty answer)"),
+            StopNote::RoundCap(rounds) => {
+                ui.notice(&format!("[rounds] stopped after {rounds} requests this turn (the cap)"))
+            }
+            StopNote::StopHookCap(max) => ui.notice(&format!(
+                "[Stop] a hook asked to continue again; stopped after {max} forced continuations this turn"
+            )),
+            StopNote::RefusedTurnRemoved(ran) => {
+                let tools = match ran {
+                    0 => String::new(),
+                    n => format!(" with its {n} tool result(s) (what the tools changed stays changed)"),
+                };
+                ui.notice(&format!(
+                    "The refused prompt was removed from the history{tools}, so the next prompt starts from before it. Rephrase it, or ask something else."
+                ));
+            }
+            StopNote::PromptBlocked(why) => ui.notice(why),
+            _ => {}
+        }
+    }
+}
+
+impl EventSink for Terminal {
+    fn on_event(&self, event: &Event<'_>) {
+        let ui = &self.ui;
+        match event {
+            Event::Request => {
+                let mut showing = self.showing();
+                showing.at_line_start = true;
+                showing.spinner = Some(ui.spinner("waiting for the model…"));
+            }
+            Event::TextDelta(text) => {
+                let mut showing = self.showing();
+                showing.spinner = None;
+                showing.at_line_start = text.ends_with('\n');
+                ui.stream_text(text);
+            }
+            Event::Response { result, streamed } => {
+                let mut showing = self.showing();
+                showing.spinner = None;
+                if !showing.at_line_start {
+                    ui.print("\n");
+                    showing.at_line_start = true;
+                }
+                // A model that does not stream (replay, --no-stream) shows each response's text
+                // when it arrives, so every mode prints the same thing in the same order.
+                if let (Ok(response), false) = (result, streamed) {
+                    ui.answer(&response.text());
+                }
+            }
+            Event::Retry { error, retry, max_retries, wait } => {
+                clear_err_line();
+                ui.notice(&format!(
+                    "{error} — retry {retry} of {max_retries} in {:.1}s",
+                    wait.as_secs_f64()
+                ));
+            }
+            Event::ToolCall { name, input, blocked } => {
+                ui.tool_header(name, *input);
+                if !blocked {
+                    let spinner = ui.spinner_after(TOOL_SPINNER_AFTER, || format!("running {}…", sanitize_line(name)));
+                    self.showing().spinner = Some(spinner);
+                }
+            }
+            Event::ToolResult { content, is_error, shows_own_output, .. } => {
+                self.showing().spinner = None;
+                // A tool that shows its own output (the todo list) needs no preview, unless it failed.
+                if *is_error || !shows_own_output {
+                    ui.tool_preview(content);
+                }
+            }
+            Event::Injected(text) => ui.injected(text),
+            Event::Stop(note) => self.stop_note(note),
+            Event::TurnUsage(usage) if self.show_usage => ui.notice(&format!(
+                "[usage] {} request(s): {} input tokens, {} output tokens",
+                usage.requests, usage.input_tokens, usage.output_tokens
+            )),
+            Event::Line(level, text) => match level {
+                Level::Info => ui.say(text),
+                Level::Notice => ui.notice(text),
+                Level::Warning => ui.warning(text),
+                Level::Error => ui.error(text),
+            },
+            _ => {}
+        }
+    }
+}
+
+/// A spinner on stderr while the model has not answered yet. It is drawn only when
 /// stderr is a terminal, after a short grace period so fast answers do not flicker, and it clears
 /// its line when dropped. Nothing reaches stdout.
 pub struct Spinner {
@@ -275,16 +423,6 @@ pub fn clear_err_line() {
     }
 }
 
-/// `text` on one line (newlines and tabs shown as `\n` and `\t`, control characters escaped),
-/// cut to `max` characters with a trailing `…`.
-pub fn one_line(text: &str, max: usize) -> String {
-    let line = sanitize_line(text.trim());
-    match line.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &line[..end]),
-        None => line.into_owned(),
-    }
-}
-
 /// `text` in `color` (one of the constants above) when `on`, else `text` as it is.
 pub fn paint(on: bool, color: &str, text: &str) -> String {
     if on { format!("{color}{text}{RESET}") } else { text.to_owned() }
@@ -316,6 +454,6 @@ mod tests {
         let cut = "… (50 more characters not shown here; the model gets them all)";
         assert_eq!(captured.stdout(), format!("> bash: ls -la\\n| wc\n{}\n{cut}\nshort\n", "x".repeat(200)));
         assert_eq!(captured.stderr(), "error: broken\n");
-        assert_eq!(one_line(&"é".repeat(5), 3), "ééé…");
+        assert_eq!(one_line(&"é".repeat(5), 4), "ééé…");
     }
 }
