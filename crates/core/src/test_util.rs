@@ -1,18 +1,17 @@
 //! Builders for tests of the loop and of what chapters add to it (feature `test-util`): a model
 //! that answers from a script and records every request, and the responses and blocks it answers
 //! with; and [`Proc`], a process seen through `/proc`, for the tests that check no process a
-//! command started outlives its call (issue 13). Tests inside and outside `agent-core` use these
+//! command started outlives its call. Tests inside and outside `agent-core` use these
 //! instead of writing their own.
 //!
 //! ```
 //! # tokio_test_block_on(async {
 //! use std::sync::Arc;
 //! use agent_core::agent::Agent;
-//! use agent_core::dispatch::DispatchMap;
-//! use agent_core::test_util::{ScriptedModel, text};
+//! //! use agent_core::test_util::{ScriptedModel, text};
 //!
 //! let model = Arc::new(ScriptedModel::new(vec![text("hello")]));
-//! let mut agent = Agent::new(model.clone(), "m", "system", DispatchMap::new());
+//! let mut agent = Agent::builder(model.clone(), "m").system("system").build();
 //! agent.run_turn(&mut Vec::new(), "hi").await.unwrap();
 //! assert_eq!(model.requests()[0].messages.len(), 1);
 //! # });
@@ -29,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::events::EventSink;
+use crate::events::{Event, EventSink, Level};
 use crate::config::{AuthType, Config};
 use crate::dispatch::{DispatchMap, ToolCall};
 use crate::error::ApiError;
@@ -74,6 +73,84 @@ impl Model for ScriptedModel {
         let next = self.script.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
         let answer = next.unwrap_or_else(|| Err(ApiError::Replay("script exhausted".into())));
         Box::pin(async move { answer })
+    }
+}
+
+/// A sink that keeps what it is told, for tests: the streamed text, the retry notices, the lines
+/// and a one-line summary of every event in order.
+#[derive(Debug, Default)]
+pub struct EventLog {
+    text: Mutex<String>,
+    retries: Mutex<Vec<String>>,
+    lines: Mutex<Vec<String>>,
+    events: Mutex<Vec<String>>,
+}
+
+impl EventLog {
+    /// An empty log, shared as an agent holds its sink.
+    pub fn new() -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self::default())
+    }
+
+    /// The streamed text since the last call, emptied.
+    pub fn take_text(&self) -> String {
+        std::mem::take(&mut *self.text.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Each retry as the terminal words it: `ERROR — retry N of M in S.Ss`.
+    pub fn retries(&self) -> Vec<String> {
+        self.retries.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Every event so far, one line each: `request`, `text: …`, `response: ok|error`,
+    /// `retry: …`, `tool_call: NAME INPUT`, `tool_result: NAME [error] CONTENT`, `injected: …`,
+    /// `stop: NOTE`, `usage: N requests`, `line LEVEL: TEXT`.
+    pub fn events(&self) -> Vec<String> {
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The texts of the [`Event::Line`]s so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl EventSink for EventLog {
+    fn on_event(&self, event: &Event<'_>) {
+        let summary = match event {
+            Event::Request => "request".to_owned(),
+            Event::TextDelta(t) => {
+                self.text.lock().unwrap_or_else(|p| p.into_inner()).push_str(t);
+                format!("text: {t}")
+            }
+            Event::Response { result: Ok(_), streamed } => format!("response: ok (streamed: {streamed})"),
+            Event::Response { result: Err(e), .. } => format!("response: error: {e}"),
+            Event::Retry { error, retry, max_retries, wait } => {
+                let line = format!("{error} — retry {retry} of {max_retries} in {:.1}s", wait.as_secs_f64());
+                self.retries.lock().unwrap_or_else(|p| p.into_inner()).push(line.clone());
+                format!("retry: {line}")
+            }
+            Event::ToolCall { name, input, blocked } => {
+                format!("tool_call: {name} {}{}", input.unwrap_or(""), if *blocked { " (blocked)" } else { "" })
+            }
+            Event::ToolResult { name, content, is_error, .. } => {
+                format!("tool_result: {name} {}{content}", if *is_error { "[error] " } else { "" })
+            }
+            Event::Injected(t) => format!("injected: {t}"),
+            Event::Stop(note) => format!("stop: {note:?}"),
+            Event::TurnUsage(u) => format!("usage: {} requests", u.requests),
+            Event::Line(level, text) => {
+                self.lines.lock().unwrap_or_else(|p| p.into_inner()).push((*text).to_owned());
+                let level = match level {
+                    Level::Info => "info",
+                    Level::Notice => "notice",
+                    Level::Warning => "warning",
+                    Level::Error => "error",
+                };
+                format!("line {level}: {text}")
+            }
+        };
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(summary);
     }
 }
 
@@ -182,7 +259,8 @@ pub fn session_members(sid: i32) -> Vec<Proc> {
 /// A new folder outside every place the `workspace-write` sandbox lets a command write (the
 /// workspace and the temp folders `/tmp`, `/var/tmp`, `/dev/shm`, `$TMPDIR`): below
 /// `target_tmpdir` (a test passes `env!("CARGO_TARGET_TMPDIR")`), or else below `$HOME`, whichever
-/// is not under a temp folder. Removed when dropped. Issue 13's sandbox tests write against it.
+/// is not under a temp folder. Removed when dropped. The sandbox tests write against it: a write
+/// there must be denied.
 ///
 /// # Errors
 /// Neither folder is usable, or the new folder cannot be made.

@@ -7,8 +7,7 @@ use agent_core::agent::{Agent, TurnEnd};
 use agent_core::dispatch::{DispatchMap, FnTool, ToolCall};
 use agent_core::extension::{CallRecord, Decision, Extension};
 use agent_core::messages::{ContentBlock, Message, MessagesResponse, StopReason, ToolSpec};
-use agent_core::test_util::{ScriptedModel, response, text, tool_uses};
-use agent_core::ui::Ui;
+use agent_core::test_util::{EventLog, ScriptedModel, response, text, tool_uses};
 use serde_json::{Value, json};
 
 /// A response calling the `count` tool once.
@@ -34,10 +33,28 @@ fn counting_tool(
 }
 
 fn agent(script: Vec<MessagesResponse>, runs: Arc<AtomicUsize>) -> (Agent, Arc<ScriptedModel>) {
-    let model = Arc::new(ScriptedModel::new(script));
-    let mut agent = Agent::new(model.clone(), "m", "system", DispatchMap::new().with(counting_tool(runs)));
-    agent.ui = Ui::captured().0;
+    let (agent, model, _) = agent_with(script, runs, None, |b| b);
     (agent, model)
+}
+
+/// The agent of [`agent`] with `probe` as its extension (when given), `more` applied to its
+/// builder, and the log of its events.
+fn agent_with(
+    script: Vec<MessagesResponse>,
+    runs: Arc<AtomicUsize>,
+    probe: Option<Probe>,
+    more: impl FnOnce(agent_core::agent::AgentBuilder) -> agent_core::agent::AgentBuilder,
+) -> (Agent, Arc<ScriptedModel>, Arc<EventLog>) {
+    let model = Arc::new(ScriptedModel::new(script));
+    let log = EventLog::new();
+    let mut builder = Agent::builder(model.clone(), "m")
+        .system("system")
+        .tools(DispatchMap::new().with(counting_tool(runs)))
+        .events(log.clone());
+    if let Some(probe) = probe {
+        builder = builder.extension(probe);
+    }
+    (more(builder).build(), model, log)
 }
 
 /// An extension whose every hook is scripted.
@@ -70,8 +87,8 @@ impl Extension for Probe {
 async fn a_stop_hook_that_always_answers_is_cut_off_after_three_continuations() {
     let runs = Arc::new(AtomicUsize::new(0));
     let script = (0..10).map(|i| text(&format!("answer {i}"))).collect();
-    let (mut agent, model) = agent(script, runs);
-    agent.extensions.push(Box::new(Probe { always_continue: true, ..Probe::default() }));
+    let probe = Probe { always_continue: true, ..Probe::default() };
+    let (mut agent, model, _) = agent_with(script, runs, Some(probe), |b| b);
     let mut history = Vec::new();
     let end = agent.run_turn(&mut history, "go").await.unwrap();
     assert!(matches!(end, TurnEnd::Answered(r) if r.text() == "answer 3"));
@@ -83,13 +100,10 @@ async fn a_stop_hook_that_always_answers_is_cut_off_after_three_continuations() 
 #[tokio::test]
 async fn a_blocking_pre_tool_use_keeps_the_tool_from_running() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let (mut agent, model) = agent(vec![call("t1", "count"), text("ok")], Arc::clone(&runs));
     let rounds = Arc::new(Mutex::new(Vec::new()));
-    agent.extensions.push(Box::new(Probe {
-        block_tools: true,
-        rounds: Arc::clone(&rounds),
-        ..Probe::default()
-    }));
+    let probe = Probe { block_tools: true, rounds: Arc::clone(&rounds), ..Probe::default() };
+    let (mut agent, model, _) =
+        agent_with(vec![call("t1", "count"), text("ok")], Arc::clone(&runs), Some(probe), |b| b);
     agent.run_turn(&mut Vec::new(), "go").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
     let second = serde_json::to_value(&model.requests()[1].messages).unwrap();
@@ -113,8 +127,8 @@ async fn text_from_after_round_goes_after_every_tool_result() {
         ],
         StopReason::ToolUse,
     );
-    let (mut agent, model) = agent(vec![two, text("ok")], runs);
-    agent.extensions.push(Box::new(Probe { note: Some("<reminder>x</reminder>"), ..Probe::default() }));
+    let probe = Probe { note: Some("<reminder>x</reminder>"), ..Probe::default() };
+    let (mut agent, model, _) = agent_with(vec![two, text("ok")], runs, Some(probe), |b| b);
     agent.run_turn(&mut Vec::new(), "go").await.unwrap();
     let second = serde_json::to_value(&model.requests()[1].messages).unwrap();
     let kinds: Vec<&str> =
@@ -125,8 +139,8 @@ async fn text_from_after_round_goes_after_every_tool_result() {
 #[tokio::test]
 async fn a_blocked_prompt_sends_nothing() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let (mut agent, model) = agent(vec![text("never")], runs);
-    agent.extensions.push(Box::new(Probe { block_prompt: true, ..Probe::default() }));
+    let probe = Probe { block_prompt: true, ..Probe::default() };
+    let (mut agent, model, _) = agent_with(vec![text("never")], runs, Some(probe), |b| b);
     let mut history = Vec::new();
     let end = agent.run_turn(&mut history, "go").await.unwrap();
     assert_eq!(end, TurnEnd::PromptBlocked("prompt refused".into()));
@@ -179,30 +193,47 @@ async fn an_api_error_keeps_the_prompt_and_the_next_turn_merges_it() {
     );
 }
 
+/// The stop reason of a turn's last response.
+fn ended_with(end: &TurnEnd) -> Option<StopReason> {
+    match end {
+        TurnEnd::Answered(response) => response.stop_reason.clone(),
+        TurnEnd::PromptBlocked(_) => None,
+    }
+}
+
 #[tokio::test]
-async fn each_stop_reason_has_its_exit_code_and_only_tool_use_runs_tools() {
+async fn each_stop_reason_has_its_note_and_only_tool_use_runs_tools() {
     let cases = [
-        (StopReason::EndTurn, 0, 1),
-        (StopReason::StopSequence, 0, 1),
-        (StopReason::MaxTokens, 5, 0),
-        (StopReason::Refusal, 3, 0),
-        (StopReason::ModelContextWindowExceeded, 4, 0),
-        (StopReason::Other("new_reason".into()), 6, 0),
+        (StopReason::EndTurn, StopReason::EndTurn, None, 1),
+        (StopReason::StopSequence, StopReason::EndTurn, Some("StopSequence(None)"), 1),
+        (StopReason::MaxTokens, StopReason::MaxTokens, Some("CutOffToolCall"), 0),
+        (StopReason::Refusal, StopReason::Refusal, Some("Refusal(None)"), 0),
+        (StopReason::ModelContextWindowExceeded, StopReason::ModelContextWindowExceeded, Some("ContextWindowExceeded"), 0),
+        (
+            StopReason::Other("new_reason".into()),
+            StopReason::Other("new_reason".into()),
+            Some(r#"UnknownStopReason { reason: "new_reason", tools_skipped: true }"#),
+            0,
+        ),
     ];
-    for (stop, code, runs_expected) in cases {
+    for (stop, last, note, runs_expected) in cases {
         let runs = Arc::new(AtomicUsize::new(0));
         let answer = response(vec![ContentBlock::tool_use("t1", "count", json!({}))], stop.clone());
         // end_turn and stop_sequence with a tool_use still run it (never drop a call), then go on.
-        let (mut agent, _) = agent(vec![answer, text("done")], Arc::clone(&runs));
+        let (mut agent, _, log) = agent_with(vec![answer, text("done")], Arc::clone(&runs), None, |b| b);
         let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
         assert_eq!(runs.load(Ordering::SeqCst), runs_expected, "{stop:?}");
-        assert_eq!(end.exit_code(), code, "{stop:?}");
+        assert_eq!(ended_with(&end), Some(last), "{stop:?}");
+        let notes: Vec<String> = log.events().into_iter().filter(|e| e.starts_with("stop: ")).collect();
+        let expected: Vec<String> = note.into_iter().map(|n| format!("stop: {n}")).collect();
+        assert_eq!(notes, expected, "{stop:?}");
     }
     let runs = Arc::new(AtomicUsize::new(0));
     let paused = || response(vec![ContentBlock::text("more")], StopReason::PauseTurn);
-    let (mut agent, model) = agent((0..5).map(|_| paused()).collect(), runs);
+    let (mut agent, model, log) = agent_with((0..5).map(|_| paused()).collect(), runs, None, |b| b);
     let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
-    assert_eq!(end.exit_code(), 5, "still paused after the allowed continuations");
+    assert_eq!(ended_with(&end), Some(StopReason::PauseTurn), "still paused after the allowed continuations");
+    assert!(log.events().contains(&"stop: PausedTooOften(3)".to_owned()), "{:?}", log.events());
     assert_eq!(model.requests().len(), 4);
 }
 
@@ -215,7 +246,7 @@ async fn a_refusal_removes_the_whole_refused_turn_from_the_history() {
     agent.run_turn(&mut history, "hi").await.unwrap();
     let kept = history.clone();
     let end = agent.run_turn(&mut history, "do the bad thing").await.unwrap();
-    assert_eq!(end.exit_code(), 3);
+    assert_eq!(ended_with(&end), Some(StopReason::Refusal));
     assert_eq!(history, kept, "the refused prompt, its tool round and the refusal are gone");
     agent.run_turn(&mut history, "something else").await.unwrap();
     let last = serde_json::to_value(&model.requests()[3].messages).unwrap();
@@ -233,12 +264,12 @@ async fn a_refusal_removes_the_whole_refused_turn_from_the_history() {
 async fn a_round_cap_ends_the_turn_with_the_last_response() {
     let runs = Arc::new(AtomicUsize::new(0));
     let script = vec![call("t1", "count"), call("t2", "count"), call("t3", "count"), text("never")];
-    let (mut agent, model) = agent(script, Arc::clone(&runs));
-    agent.max_rounds = Some(2);
+    let (mut agent, model, log) = agent_with(script, Arc::clone(&runs), None, |b| b.max_rounds(2));
     let end = agent.run_turn(&mut Vec::new(), "go").await.unwrap();
     assert_eq!(model.requests().len(), 2);
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     assert_eq!(end, TurnEnd::Answered(Box::new(call("t2", "count"))));
+    assert!(log.events().contains(&"stop: RoundCap(2)".to_owned()), "{:?}", log.events());
     // The cap counts per turn: the next turn gets its two rounds again.
     agent.run_turn(&mut Vec::new(), "again").await.unwrap();
     assert_eq!(model.requests().len(), 4);

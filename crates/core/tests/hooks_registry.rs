@@ -3,11 +3,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use agent_core::approve::{Approver, FixedApprover, is_yes};
+use agent_core::approve::{Approver, FixedApprover};
+use agent_core::events::{Event, Events};
 use agent_core::dispatch::{ToolCall, ToolOutcome};
 use agent_core::extension::{Decision, Extension};
 use agent_core::hooks::{
-    HookContext, HookError, HookEvent, HookOutcome, HookRegistry, Printer, course_hooks, log_args,
+    HookContext, HookError, HookEvent, HookOutcome, HookRegistry, course_hooks, log_args,
 };
 use agent_core::messages::MessagesResponse;
 use agent_core::test_util::{text, tool_call};
@@ -15,13 +16,16 @@ use agent_core::tools::{self, ToolOptions};
 use agent_core::workspace::Workspace;
 use serde_json::{Value, json};
 
-/// A printer that collects lines, and the lines.
-fn capture() -> (Printer, Arc<Mutex<Vec<String>>>) {
+/// A sink that collects the lines reported to it, and the lines.
+fn capture() -> (Events, Arc<Mutex<Vec<String>>>) {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let sink = lines.clone();
-    let printer: Printer =
-        Arc::new(move |line: &str| sink.lock().map(|mut v| v.push(line.to_string())).unwrap_or(()));
-    (printer, lines)
+    let events: Events = Arc::new(move |event: &Event<'_>| {
+        if let Event::Line(_, line) = event {
+            sink.lock().map(|mut v| v.push(line.to_string())).unwrap_or(());
+        }
+    });
+    (events, lines)
 }
 
 fn taken(lines: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
@@ -266,15 +270,6 @@ fn log_args_is_short_and_one_line() {
     let long = log_args(&call("t", "bash", json!({"command": "x".repeat(200)})));
     assert_eq!(long.chars().count(), 80);
     assert!(long.ends_with('…'));
-}
-
-#[test]
-fn yes_means_y_or_yes() {
-    for (answer, yes) in
-        [("y\n", true), ("YES", true), (" yes ", true), ("", false), ("n", false), ("yep", false)]
-    {
-        assert_eq!(is_yes(answer), yes, "{answer:?}");
-    }
 }
 
 /// A scripted session through the course hooks, as `agent_loop` would drive them: the hook

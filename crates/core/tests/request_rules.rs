@@ -14,7 +14,6 @@ use agent_core::agent::Agent;
 use agent_core::client::{AnthropicClient, RetryPolicy, Timeouts};
 use agent_core::dispatch::{DispatchMap, FnTool};
 use agent_core::messages::{Message, ToolSpec};
-use agent_core::ui::Ui;
 use mock_api::{MockServer, Reply, reply};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -90,9 +89,10 @@ fn session(answers: Vec<Reply>, stream: bool) -> MockServer {
     let timeouts =
         Timeouts { connect: Duration::from_secs(5), idle: Duration::from_secs(10), ..Timeouts::default() };
     let client = AnthropicClient::new(&config, retry, timeouts).unwrap().with_streaming(stream);
-    let mut agent =
-        Agent::new(std::sync::Arc::new(client), "mock-model", "system", DispatchMap::new().with(echo()));
-    agent.ui = Ui::captured().0;
+    let mut agent = Agent::builder(std::sync::Arc::new(client), "mock-model")
+        .system("system")
+        .tools(DispatchMap::new().with(echo()))
+        .build();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut history: Vec<Message> = Vec::new();
     runtime.block_on(async {

@@ -3,33 +3,36 @@
 //! the future. Run twice: through hyper's client (`sse_client.rs`, what a plain `http://`
 //! endpoint uses) and through reqwest (`sse_client_reqwest.rs`, what `https://` uses).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_core::agent::Agent;
 use agent_core::client::{AnthropicClient, ApiError, RetryPolicy, Timeouts};
 use agent_core::messages::{Message, MessagesRequest, MessagesResponse};
 use agent_core::tools::{self, ToolOptions};
-use agent_core::ui::Ui;
+use agent_core::test_util::EventLog;
 use agent_core::workspace::Workspace;
 use mock_api::{Chunking, MockServer, Reply, SseEvent, reply};
 use serde_json::json;
 
-/// A client for `server` whose retry notices go to the returned buffer.
-fn client(server: &MockServer, retries: u32, idle: Duration) -> (AnthropicClient, Arc<Mutex<Vec<String>>>) {
+/// A client and the log its calls (through [`call`]) report to.
+struct TestClient {
+    client: AnthropicClient,
+    log: Arc<EventLog>,
+}
+
+/// A client for `server` whose retry notices go to the returned log.
+fn client(server: &MockServer, retries: u32, idle: Duration) -> (TestClient, Arc<EventLog>) {
     let config = agent_core::test_util::loopback_config(server.base_url());
     let retry =
         RetryPolicy { max_retries: retries, initial: Duration::from_millis(10), ..RetryPolicy::default() };
     let timeouts = Timeouts { connect: Duration::from_secs(5), idle, ..Timeouts::default() };
-    let notices = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&notices);
-    let mut client = AnthropicClient::new(&config, retry, timeouts)
-        .unwrap()
-        .with_notifier(move |line| sink.lock().unwrap().push(line.to_owned()));
+    let notices = EventLog::new();
+    let mut client = AnthropicClient::new(&config, retry, timeouts).unwrap();
     if crate::VIA_REQWEST {
         client = client.via_reqwest().unwrap();
     }
-    (client, notices)
+    (TestClient { client, log: Arc::clone(&notices) }, notices)
 }
 
 fn request() -> MessagesRequest {
@@ -44,10 +47,9 @@ fn request() -> MessagesRequest {
 }
 
 /// Runs one call, collecting the streamed text.
-async fn call(client: &AnthropicClient) -> (Result<MessagesResponse, ApiError>, String) {
-    let mut text = String::new();
-    let result = client.create(&request(), &mut |t| text.push_str(t)).await;
-    (result, text)
+async fn call(client: &TestClient) -> (Result<MessagesResponse, ApiError>, String) {
+    let result = client.client.create(&request(), &*client.log).await;
+    (result, client.log.take_text())
 }
 
 fn long_text() -> serde_json::Value {
@@ -60,11 +62,11 @@ async fn text_streams_in_deltas_and_the_message_equals_the_json_paths() {
     let server = MockServer::start(vec![Reply::Message(body.clone()), Reply::Message(body.clone())]);
     let (streaming, _) = client(&server, 0, Duration::from_secs(5));
     let (streamed, text) = call(&streaming).await;
-    let (json_client, _) = client(&server, 0, Duration::from_secs(5));
-    let json_client = json_client.with_streaming(false);
+    let (mut json_client, _) = client(&server, 0, Duration::from_secs(5));
+    json_client.client = json_client.client.with_streaming(false);
     let (plain, none) = call(&json_client).await;
     assert_eq!(text, "Hello there, this is a long streamed answer.");
-    assert_eq!(none, "", "the JSON path never calls on_text");
+    assert_eq!(none, "", "the JSON path reports no text delta");
     assert_eq!(streamed.unwrap(), plain.unwrap());
     let requests = server.requests();
     assert_eq!(requests[0].body["stream"], true);
@@ -83,7 +85,7 @@ async fn overloaded_twice_then_success_retries_with_a_notice_each() {
     let (result, text) = call(&client).await;
     assert_eq!(result.unwrap().text(), "ok");
     assert_eq!(text, "ok");
-    let notices = notices.lock().unwrap().clone();
+    let notices = notices.retries();
     assert_eq!(notices.len(), 2, "{notices:?}");
     assert!(
         notices[0].contains("529 overloaded_error") && notices[0].contains("retry 1 of 2"),
@@ -101,7 +103,7 @@ async fn a_stream_dropped_before_any_text_is_retried() {
     let (result, text) = call(&client).await;
     assert_eq!(result.unwrap().text(), "second try");
     assert_eq!(text, "second try", "nothing of the dropped attempt was shown");
-    assert_eq!(notices.lock().unwrap().len(), 1);
+    assert_eq!(notices.retries().len(), 1);
     server.assert_done();
 }
 
@@ -124,7 +126,7 @@ async fn a_stream_dropped_after_text_was_shown_is_not_retried() {
         !text.is_empty() && "Hello there, this is a long streamed answer.".starts_with(&text),
         "{text:?}"
     );
-    assert!(notices.lock().unwrap().is_empty());
+    assert!(notices.retries().is_empty());
     server.assert_done();
 }
 
@@ -155,7 +157,7 @@ async fn an_error_event_before_output_is_retried_and_after_output_is_typed() {
         },
         other => panic!("{other:?}"),
     }
-    assert_eq!(notices.lock().unwrap().len(), 1);
+    assert_eq!(notices.retries().len(), 1);
     server.assert_done();
 }
 
@@ -241,8 +243,7 @@ async fn a_turn_cancelled_mid_tool_keeps_the_history_sendable() {
     let workspace = Workspace::new(ws.path()).unwrap();
     let tools =
         tools::s02(&workspace, &ToolOptions { bash_timeout: Duration::from_secs(30), ..Default::default() });
-    let mut agent = Agent::new(Arc::new(model), "mock-model", "system", tools);
-    agent.ui = Ui::captured().0;
+    let mut agent = Agent::builder(Arc::new(model.client), "mock-model").system("system").tools(tools).build();
     let mut history = Vec::new();
 
     let turn = tokio::time::timeout(Duration::from_millis(700), agent.run_turn(&mut history, "first")).await;

@@ -1,0 +1,126 @@
+//! The generic chapter entry point's command line, the approvers it picks, the `-p` exit codes,
+//! and the terminal as the listener of the loop's events.
+
+use std::sync::Arc;
+
+use agent_cli::approve::is_yes;
+use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, NoArgs};
+use agent_cli::cli::exit_code;
+use agent_cli::ui::{Terminal, Ui};
+use agent_core::agent::{Agent, TurnEnd};
+use agent_core::approve::{Approver, ScriptedApprover};
+use agent_core::messages::{ContentBlock, StopReason};
+use agent_core::test_util::{EventLog, ScriptedModel, response, text, tool_uses};
+use clap::FromArgMatches;
+use serde_json::json;
+
+const CHAPTER: Chapter = Chapter {
+    name: "s99",
+    about: "s99: a chapter for this test.",
+    demo: Demo { prompt: "hi", files: &[], turns: "", show: &[] },
+};
+
+fn approval(args: &[&str]) -> Result<ApprovalArgs, clap::Error> {
+    let matches = chapter::command::<ApprovalArgs>(&CHAPTER).try_get_matches_from(args)?;
+    ApprovalArgs::from_arg_matches(&matches)
+}
+
+#[test]
+fn both_command_lines_are_valid_and_carry_the_chapters_name_and_about() {
+    for command in [chapter::command::<NoArgs>(&CHAPTER), chapter::command::<ApprovalArgs>(&CHAPTER)] {
+        command.clone().debug_assert();
+        assert_eq!(command.get_name(), "s99");
+        assert_eq!(
+            command.get_about().map(|a| a.to_string()).as_deref(),
+            Some("s99: a chapter for this test.")
+        );
+        let help = command.clone().render_help().to_string();
+        assert!(help.contains("--demo") && help.contains("MODEL_ID"), "{help}");
+    }
+    let plain = chapter::command::<NoArgs>(&CHAPTER).render_help().to_string();
+    assert!(!plain.contains("--yes"), "a chapter without the permission hook has no --yes: {plain}");
+}
+
+#[test]
+fn yes_and_no_pick_fixed_answers_and_cannot_be_combined() {
+    assert!(approval(&["s99", "--yes"]).unwrap().approver().ask("q"));
+    assert!(!approval(&["s99", "--no"]).unwrap().approver().ask("q"));
+    let neither = approval(&["s99"]).unwrap();
+    assert!(!neither.yes && !neither.no);
+    let both = approval(&["s99", "--yes", "--no"]).unwrap_err();
+    assert_eq!(both.kind(), clap::error::ErrorKind::ArgumentConflict);
+    let unknown = chapter::command::<NoArgs>(&CHAPTER).try_get_matches_from(["s99", "--yes"]).unwrap_err();
+    assert_eq!(unknown.kind(), clap::error::ErrorKind::UnknownArgument);
+}
+
+#[test]
+fn the_scripted_approver_shows_each_question_with_its_answer() {
+    let log = EventLog::new();
+    let mut approver = ScriptedApprover::new(true, log.clone());
+    assert!(approver.ask("Destructive command (deletes files with 'rm'): rm x"));
+    assert_eq!(
+        log.lines(),
+        [
+            "[demo] Destructive command (deletes files with 'rm'): rm x Allow? [y/N] y (answered by the demo's script)"
+        ]
+    );
+}
+
+#[test]
+fn each_stop_reason_has_its_exit_code() {
+    let cases = [
+        (StopReason::EndTurn, 0),
+        (StopReason::StopSequence, 0),
+        (StopReason::ToolUse, 0),
+        (StopReason::MaxTokens, 5),
+        (StopReason::PauseTurn, 5),
+        (StopReason::Refusal, 3),
+        (StopReason::ModelContextWindowExceeded, 4),
+        (StopReason::Other("new_reason".into()), 6),
+    ];
+    for (stop, code) in cases {
+        let end = TurnEnd::Answered(Box::new(response(vec![ContentBlock::text("x")], stop.clone())));
+        assert_eq!(exit_code(&end), code, "{stop:?}");
+    }
+    assert_eq!(exit_code(&TurnEnd::PromptBlocked("no".into())), 0);
+}
+
+/// A turn of a scripted model, shown by the terminal listener into a buffer: `(stdout, stderr)`.
+fn shown(script: Vec<agent_core::messages::MessagesResponse>, show_usage: bool) -> (String, String) {
+    let (ui, captured) = Ui::captured();
+    let terminal = Arc::new(Terminal::new(ui, show_usage));
+    let dir = tempfile::tempdir().unwrap();
+    let ws = agent_core::workspace::Workspace::new(dir.path()).unwrap();
+    let mut agent = Agent::builder(Arc::new(ScriptedModel::new(script)), "m")
+        .tools(agent_core::tools::all(&ws, &agent_core::tools::ToolOptions::default()))
+        .events(terminal)
+        .build();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(agent.run_turn(&mut Vec::new(), "go")).unwrap();
+    (captured.stdout(), captured.stderr())
+}
+
+#[test]
+fn the_terminal_shows_tool_lines_answers_and_stop_notes() {
+    let script = vec![
+        tool_uses(&[("t1", "glob", json!({"pattern": "*.nothing"}))]),
+        response(vec![ContentBlock::text("cut")], StopReason::MaxTokens),
+    ];
+    let (out, err) = shown(script, true);
+    assert_eq!(out, "> glob: *.nothing\n(no matches)\ncut\n");
+    assert_eq!(
+        err,
+        "error: The answer was cut off: the model reached max_tokens (8000).\n[usage] 2 request(s): 0 input tokens, 0 output tokens\n"
+    );
+    let (out, err) = shown(vec![text("")], false);
+    assert_eq!((out.as_str(), err.as_str()), ("", "(the model sent an empty answer)\n"));
+}
+
+#[test]
+fn yes_means_y_or_yes() {
+    for (answer, yes) in
+        [("y\n", true), ("YES", true), (" yes ", true), ("", false), ("n", false), ("yep", false)]
+    {
+        assert_eq!(is_yes(answer), yes, "{answer:?}");
+    }
+}
