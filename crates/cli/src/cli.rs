@@ -258,7 +258,7 @@ pub struct Harness {
 /// Runs a chapter: `--demo`, `-p`, or the REPL, per `args`. `build` composes the chapter.
 pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
     // One thread: the loop is sequential, and a multi-thread runtime only added hand-offs between
-    // threads (issue 16: 27 futex calls a round) and their memory. Blocking work still goes to
+    // threads (27 futex calls a round, measured by the bench) and their memory. Blocking work still goes to
     // tokio's blocking pool; the stdin reader has its own thread.
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -319,7 +319,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
         }
         if let Some(prompt) = &prompt {
             return match one_turn(&mut agent, &terminal, &mut history, prompt).await {
-                Ok(code) => ExitCode::from(code),
+                Ok(end) => ExitCode::from(exit_code(&end)),
                 Err(()) => ExitCode::from(1),
             };
         }
@@ -328,7 +328,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     // The session runs as a task beside the HTTP connection's task, not as `block_on`'s own
     // future. Tokio's current-thread scheduler polls for I/O (one `epoll_wait` system call) each
     // time another task wakes the `block_on` future, and the connection wakes the reader once
-    // per chunk of a streamed reply; between two tasks the hand-off is a queue push (issue 16).
+    // per chunk of a streamed reply; between two tasks the hand-off is a queue push.
     match tokio::spawn(session).await {
         Ok(code) => code,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),

@@ -28,7 +28,7 @@ use rustyline::{
 };
 use tokio::sync::mpsc;
 
-use agent_core::agent::Agent;
+use agent_core::agent::{Agent, TurnEnd};
 use agent_core::error::ApiError;
 use agent_core::messages::{ContentBlock, Message, MessageContent, Role};
 use agent_core::sanitize::one_line;
@@ -42,21 +42,20 @@ pub const INTERRUPTED: &str = "(interrupted by the user)";
 pub const QUIT_HINT: &str = "(to quit, press Ctrl-D or type q; Ctrl-C clears a typed line)";
 
 /// Runs one turn, cancellable with Ctrl-C. Errors are printed on `terminal`; `Err(())` means the
-/// turn failed or was cancelled, `Ok(code)` gives [`crate::cli::exit_code`]. A cancelled turn
-/// leaves [`INTERRUPTED`] at the end of `history`.
+/// turn failed or was cancelled. A cancelled turn leaves [`INTERRUPTED`] at the end of `history`.
 pub(crate) async fn one_turn(
     agent: &mut Agent,
     terminal: &Terminal,
     history: &mut Vec<Message>,
     prompt: &str,
-) -> Result<u8, ()> {
+) -> Result<TurnEnd, ()> {
     let ui = terminal.ui();
     let result = tokio::select! {
         r = agent.run_turn(history, prompt) => Some(r),
         _ = tokio::signal::ctrl_c() => None,
     };
     match result {
-        Some(Ok(end)) => Ok(crate::cli::exit_code(&end)),
+        Some(Ok(end)) => Ok(end),
         Some(Err(e)) => {
             report_api_error(ui, &e);
             Err(())

@@ -1,9 +1,9 @@
 //! Start-up: building the model a session talks to, and the one error type for a chapter that
 //! cannot start.
 //!
-//! Source: ours (issue 12). [`crate::cli`] starts a chapter in one function that uses `?` on each
+//! Source: ours: a start-up failure is one clear line, never a panic. [`crate::cli`] starts a chapter in one function that uses `?` on each
 //! step; whatever [`StartupError`] stops it is printed as one line, `error: …`, and the
-//! process exits with code 2 ([`agent_core::agent::EXIT_CONFIG`]). Nothing has been sent anywhere by
+//! process exits with code 2 ([`crate::cli::EXIT_CONFIG`]). Nothing has been sent anywhere by
 //! then.
 
 use std::path::{Path, PathBuf};

@@ -38,7 +38,9 @@ use crate::events::{Event, EventSink, Events, StopNote};
 use crate::extension::{
     AfterBatch, AnswerContext, CallRecord, Decision, Extension, LoopContext, ModelHandle, Recovery, TurnContext,
 };
-use crate::messages::{ContentBlock, Message, MessagesRequest, MessagesResponse, Role, StopReason, Usage};
+use crate::messages::{
+    ContentBlock, Message, MessagesRequest, MessagesResponse, Role, StopReason, Usage, UsageTotals,
+};
 use crate::model::Model;
 use crate::normalize::Normalizer;
 
@@ -141,27 +143,6 @@ impl AgentBuilder {
     /// The agent.
     pub fn build(self) -> Agent {
         self.agent
-    }
-}
-
-/// Requests and tokens added up over several responses: one turn or a session (`/usage`).
-/// Source: the Messages API's `usage`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UsageTotals {
-    /// Responses counted.
-    pub requests: u32,
-    /// Sum of their `usage.input_tokens`.
-    pub input_tokens: u64,
-    /// Sum of their `usage.output_tokens`.
-    pub output_tokens: u64,
-}
-
-impl UsageTotals {
-    /// Counts one response's `usage`.
-    pub fn add(&mut self, usage: &Usage) {
-        self.requests += 1;
-        self.input_tokens += usage.input_tokens;
-        self.output_tokens += usage.output_tokens;
     }
 }
 

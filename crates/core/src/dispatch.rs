@@ -294,8 +294,8 @@ impl ToolOutcome {
 pub struct DispatchMap {
     tools: Vec<Arc<dyn Tool>>,
     index: HashMap<String, usize>,
-    /// The tools' specs, built once at registration and shared by every request (issue 16:
-    /// building them anew each round cost a tenth of a round's instructions).
+    /// The tools' specs, built once at registration and shared by every request (building them
+    /// anew each round cost a tenth of a round's instructions).
     specs: Arc<[ToolSpec]>,
 }
 

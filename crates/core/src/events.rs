@@ -71,7 +71,7 @@ pub enum Event<'a> {
     /// Why a turn stopped, or what the loop did about a response, in words a listener chooses.
     Stop(StopNote<'a>),
     /// The requests and tokens of a turn that just ended (Messages API `usage`).
-    TurnUsage(&'a crate::agent::UsageTotals),
+    TurnUsage(&'a crate::messages::UsageTotals),
     /// A line from a mechanism: a hook's `[HOOK] …`, an extension saying what it did, a warning.
     Line(Level, &'a str),
 }

@@ -33,11 +33,10 @@
 
 use std::sync::Arc;
 
-use crate::agent::UsageTotals;
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::error::ApiError;
 use crate::events::{EventSink, Silent};
-use crate::messages::{Message, MessagesRequest, MessagesResponse, ToolUseBlock, Usage};
+use crate::messages::{Message, MessagesRequest, MessagesResponse, ToolUseBlock, Usage, UsageTotals};
 use crate::model::Model;
 
 /// What an extension decides about a prompt or a tool call.

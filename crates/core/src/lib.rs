@@ -22,11 +22,51 @@
 //! | [`events`] | what the loop reports instead of printing, and the sink trait | ours, codex-rs |
 //! | [`extension`] | what a chapter may add to a turn: around each request, tool call and tool batch, on a failed request, before the turn and after the answer | course s03–s09, goose |
 //! | [`agent`] | `agent_loop` and one user turn; the [`agent::Agent`] builder | course §0 |
-//! | [`permission`] | the permission check: shell tokeniser, destructive-command classifier, verdict | course s04/s05, issue 14 |
+//! | [`permission`] | the permission check: shell tokeniser, destructive-command classifier, verdict | course s04/s05, ours |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
 //! | [`approve`] | the `Allow? [y/N]` answerer the permission hook asks | course s04/s05 |
 //! | [`sanitize`] | the one sanitiser for everything untrusted a listener shows, and `one_line` | ours |
 //! | `test_util` | a scripted model that records its requests, response builders, `Proc` (a process seen through `/proc`) (feature `test-util`) | ours |
+
+//!
+//! A module with submodules is a folder with a `mod.rs`; a large module's unit tests are its
+//! `tests.rs` submodule.
+//!
+//! An agent in a harness of your own: the loop on the real client, the course's tools, and a
+//! closure as the listener of its events.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use agent_core::agent::Agent;
+//! use agent_core::client::{AnthropicClient, RetryPolicy, Timeouts};
+//! use agent_core::config::{AuthType, Config};
+//! use agent_core::events::Event;
+//! use agent_core::tools::{self, ToolOptions};
+//! use agent_core::workspace::Workspace;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = Config {
+//!     model: "claude-sonnet-4-5".into(),
+//!     base_url: "https://api.anthropic.com".into(),
+//!     api_key: std::env::var("ANTHROPIC_API_KEY").ok(),
+//!     auth: AuthType::ApiKey,
+//! };
+//! let model = Arc::new(AnthropicClient::new(&config, RetryPolicy::default(), Timeouts::default())?);
+//! let workspace = Workspace::new(std::env::current_dir()?)?;
+//! let mut agent = Agent::builder(model, &config.model)
+//!     .system("You are a coding agent.")
+//!     .tools(tools::all(&workspace, &ToolOptions::default()))
+//!     .events(Arc::new(|event: &Event<'_>| {
+//!         if let Event::TextDelta(text) = event {
+//!             print!("{text}");
+//!         }
+//!     }))
+//!     .build();
+//! let mut history = Vec::new();
+//! agent.run_turn(&mut history, "List the Rust files").await?;
+//! # Ok(())
+//! # }
+//! ```
 
 #![warn(missing_docs)]
 

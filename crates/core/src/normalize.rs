@@ -1,8 +1,25 @@
 //! `normalize_messages`: the one place that makes a request sendable, whatever the history holds.
 //!
-//! Source: course §1, and the Messages API's request rules (NOTES-BOUNDARIES §1). The stored
-//! history is never rewritten (course issue #37); the loop sends `normalize_messages(&history)`
-//! instead, so an odd answer from an endpoint can never poison every later request.
+//! Source: course §1, and the Messages API's request rules (NOTES-BOUNDARIES §1). Repairs are
+//! never made to the stored history (course issue #37): the loop sends
+//! `normalize_messages(&history)` instead, so an odd answer from an endpoint can never poison
+//! every later request. The history itself changes only where a mechanism means it to: an
+//! extension's compaction (course s08), a refused turn leaving it, `/clear`.
+//!
+//! ## What was sent before: the send path's two caches
+//!
+//! Each request repeats the last one and adds a few messages, so two caches keep the work of the
+//! last request: [`Normalizer`] (this module) keeps the normalised copy of the history's start,
+//! and the client's wire cache (`client::wire`) keeps the JSON of the normalised messages it
+//! sent. Their contract, the same for both and stated only here:
+//! - each compares its new input with what it kept, message by message, with `Message`'s
+//!   equality (the same `Arc` of blocks is equal at once; otherwise block by block), and reuses
+//!   its work only up to the first difference;
+//! - so a history rewritten anywhere (a compaction, a removed turn) is recomputed from the first
+//!   changed message on, and never served from a stale copy; a property test with random
+//!   rewrites checks that every request equals a fresh `normalize_messages` and serialisation;
+//! - blocks are shared (`Arc<[ContentBlock]>`) and changed only through `Arc::make_mut`, which
+//!   copies a list a cache still holds, so no cache sees its kept blocks change under it.
 //!
 //! The course's three steps, extended so that every rule below holds for the copy:
 //! 1. keep only `role` and `content`, and drop block fields whose names start with `_`;
@@ -77,7 +94,7 @@ fn normalize_after(
 }
 
 /// `normalize_messages` made incremental, for a loop that sends a growing history again and again
-/// (issue 16: a full pass over 2,000 messages with a set of every id was 40% of a round's work).
+/// (a full pass over 2,000 messages with a set of every id was 40% of a round's work).
 ///
 /// It keeps the normalised copy of a prefix of the history that can no longer change: it ends
 /// with a user message that has a message after it, so nothing appended later can merge into

@@ -1,4 +1,5 @@
-//! How a `bash` command is started and ended, so that nothing outlives its call (issue 13).
+//! How a `bash` command is started and ended, so that nothing outlives its call: a
+//! command the model runs must not leave a process behind that goes on acting after the turn.
 //!
 //! - **A session of its own.** Each command runs as `sh -c COMMAND` in a new session (`setsid`),
 //!   so it has no controlling terminal: it cannot open `/dev/tty`, so it can neither read the

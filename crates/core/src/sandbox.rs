@@ -1,5 +1,5 @@
 //! The sandbox for `bash` commands on Linux: Landlock, through the `landlock` crate (kept by the
-//! Landlock maintainers) (issue 13).
+//! Landlock maintainers).
 //!
 //! `--sandbox` chooses what a command may write; reading stays allowed everywhere:
 //!

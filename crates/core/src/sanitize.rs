@@ -1,4 +1,5 @@
-//! The one sanitiser for the terminal: untrusted text is shown, never obeyed (issue 14).
+//! The one sanitiser for the terminal: untrusted text is shown, never obeyed:
+//! a model or a tool's output must not be able to move the cursor, hide a line or fake a prompt.
 //!
 //! Everything the terminal shows that the model, a tool, a hook or the endpoint wrote (model
 //! text and its streamed deltas, tool names, tool previews, todo items, error and hook lines,

@@ -276,7 +276,7 @@ impl Workspace {
 
     /// Whether `path` stays inside the workspace, i.e. the rule would not refuse it as an escape.
     /// Used by the permission check: a shell command that writes or moves files outside asks
-    /// (issue 14; a file tool refuses such a path itself, so it is not asked about).
+    /// (a file tool refuses such a path itself, so it is not asked about).
     pub fn contains(&self, path: &str) -> bool {
         !matches!(self.locate(path), Err(WorkspaceError::Escapes(_)))
     }

@@ -204,19 +204,20 @@ fn ended_with(end: &TurnEnd) -> Option<StopReason> {
 #[tokio::test]
 async fn each_stop_reason_has_its_note_and_only_tool_use_runs_tools() {
     let cases = [
-        (StopReason::EndTurn, StopReason::EndTurn, None, 1),
-        (StopReason::StopSequence, StopReason::EndTurn, Some("StopSequence(None)"), 1),
-        (StopReason::MaxTokens, StopReason::MaxTokens, Some("CutOffToolCall"), 0),
-        (StopReason::Refusal, StopReason::Refusal, Some("Refusal(None)"), 0),
-        (StopReason::ModelContextWindowExceeded, StopReason::ModelContextWindowExceeded, Some("ContextWindowExceeded"), 0),
+        (StopReason::EndTurn, StopReason::EndTurn, &[][..], 1),
+        (StopReason::StopSequence, StopReason::EndTurn, &["StopSequence(None)"], 1),
+        (StopReason::MaxTokens, StopReason::MaxTokens, &["CutOffToolCall"], 0),
+        // A refusal also takes the refused turn (no tool ran) out of the history.
+        (StopReason::Refusal, StopReason::Refusal, &["Refusal(None)", "RefusedTurnRemoved(0)"], 0),
+        (StopReason::ModelContextWindowExceeded, StopReason::ModelContextWindowExceeded, &["ContextWindowExceeded"], 0),
         (
             StopReason::Other("new_reason".into()),
             StopReason::Other("new_reason".into()),
-            Some(r#"UnknownStopReason { reason: "new_reason", tools_skipped: true }"#),
+            &[r#"UnknownStopReason { reason: "new_reason", tools_skipped: true }"#],
             0,
         ),
     ];
-    for (stop, last, note, runs_expected) in cases {
+    for (stop, last, notes_expected, runs_expected) in cases {
         let runs = Arc::new(AtomicUsize::new(0));
         let answer = response(vec![ContentBlock::tool_use("t1", "count", json!({}))], stop.clone());
         // end_turn and stop_sequence with a tool_use still run it (never drop a call), then go on.
@@ -225,7 +226,7 @@ async fn each_stop_reason_has_its_note_and_only_tool_use_runs_tools() {
         assert_eq!(runs.load(Ordering::SeqCst), runs_expected, "{stop:?}");
         assert_eq!(ended_with(&end), Some(last), "{stop:?}");
         let notes: Vec<String> = log.events().into_iter().filter(|e| e.starts_with("stop: ")).collect();
-        let expected: Vec<String> = note.into_iter().map(|n| format!("stop: {n}")).collect();
+        let expected: Vec<String> = notes_expected.iter().map(|n| format!("stop: {n}")).collect();
         assert_eq!(notes, expected, "{stop:?}");
     }
     let runs = Arc::new(AtomicUsize::new(0));

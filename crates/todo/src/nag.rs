@@ -3,7 +3,7 @@
 //! A *round* is one model response that had tool calls. After the round's tools have run the loop calls
 //! [`Nag::after_round`] with whether any call in it was the todo tool; when it returns `true`, the loop
 //! appends [`REMINDER`] as a text block (the JSON of [`reminder_block`]) **last** in that round's
-//! tool-result message. In the chapters, `todo::agent::NagExtension` does this through
+//! tool-result message. In the chapters, `todo::tools::NagExtension` does this through
 //! `agent_core`'s `Extension::after_round`, and `agent_loop` places the block after every `tool_result`.
 //!
 //! | rounds without a todo call | 1 | 2 | 3 | 4 | 5 | 6 | 7 | … |

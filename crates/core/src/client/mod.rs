@@ -318,7 +318,7 @@ impl AnthropicClient {
 /// One timer serves the whole body. A chunk only notes when it came; when the timer ends, it is
 /// set again for the last chunk's time plus the limit, unless that time has passed. A timer per
 /// chunk (`tokio::time::timeout` around each read) entered and left tokio's timer wheel about
-/// seven times per answer (issue 16).
+/// seven times per answer.
 struct IdleTimer {
     limit: Duration,
     /// When the last chunk (or the head) came.

@@ -1,16 +1,17 @@
 //! The request body as sent, and the cache that keeps it cheap as the history grows.
 //!
-//! Source: Messages API ("Messages": the request body); the cache is ours (issues 7 and 16).
+//! Source: Messages API ("Messages": the request body); the cache is ours. Its contract with
+//! the history, shared with the `Normalizer`, is stated once in [`crate::normalize`].
 //!
-//! The history only grows (course §0: what was sent is never rewritten), so each request
-//! repeats the previous one's messages and adds a few. The client keeps the JSON of the messages
+//! Between two rewrites (compactions) the history only grows, so each request repeats the
+//! previous one's messages and adds a few. The client keeps the JSON of the messages
 //! it sent, in order and comma-separated, in frozen segments of about [`SEGMENT`] bytes plus one
 //! open segment. A request whose first messages are the ones sent last time (compared by pointer,
 //! since messages share their blocks) reuses their JSON; from the first difference on, messages
 //! are serialised anew and the kept JSON is cut there. The body is then sent as a list of chunks:
 //! the fields before `messages`, the frozen segments themselves (shared, never copied), a copy
 //! of the open segment, and the fields after. So a round's cost is the new messages, not the
-//! whole history, and the history's JSON exists once in memory instead of twice (issue 16).
+//! whole history, and the history's JSON exists once in memory instead of twice.
 
 use std::convert::Infallible;
 use std::io::Write as _;

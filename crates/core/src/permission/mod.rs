@@ -1,4 +1,5 @@
-//! The s04/s05 permission check: ask before anything it cannot prove harmless (issue 14).
+//! The s04/s05 permission check: ask before anything it cannot prove harmless,
+//! since a model can be steered by what it reads.
 //!
 //! ```text
 //!  tool call ─► check_tool_call ─┬─ Command: deny list (leaf of bash) ──► Deny("Permission denied by deny list")

@@ -45,7 +45,7 @@ pub struct ToolOptions {
     /// How long one `bash` command may run before its whole process group is killed and the
     /// result is `Error: Timeout (Ns)`. Default 120 s (course §1).
     pub bash_timeout: Duration,
-    /// The sandbox `bash` commands run in (issue 13): `workspace-write` by default.
+    /// The sandbox `bash` commands run in: `workspace-write` by default.
     pub sandbox: Sandbox,
 }
 

@@ -82,7 +82,7 @@ impl TypedTool for ReadFile {
         let limit = args.limit.filter(|&l| l > 0);
         // Opening never blocks (see `open_regular`). A small file is then read here and now:
         // handing it to the blocking pool costs two thread wake-ups, more than the read itself
-        // (issue 16). A larger one is read on the blocking pool.
+        // (measured by the bench). A larger one is read on the blocking pool.
         let path = self.0.locate(&args.path)?;
         let (file, meta) = open_regular(&path)?;
         if meta.len() <= INLINE_BYTES {

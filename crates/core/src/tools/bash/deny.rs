@@ -1,5 +1,5 @@
-//! The deny list: commands no chapter's `bash` runs, whatever the user answers (course §1, §3;
-//! issue 14). A leaf: it reads the command text on its own, without the permission tokeniser,
+//! The deny list: commands no chapter's `bash` runs, whatever the user answers (course §1, §3).
+//! A leaf: it reads the command text on its own, without the permission tokeniser,
 //! so s02's `bash` (`Error: Dangerous command blocked`) and s05's permission check
 //! (`Permission denied by deny list`) refuse exactly the same commands.
 //!

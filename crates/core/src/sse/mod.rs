@@ -670,9 +670,7 @@ fn head(text: &str) -> String {
     s
 }
 
-#[path = "sse_wire.rs"]
 mod wire;
 
 #[cfg(test)]
-#[path = "sse_tests.rs"]
 mod tests;

@@ -338,14 +338,14 @@ fn fields_of_another_type_read_as_absent_and_the_last_of_two_keys_counts() {
     );
 }
 
-/// The rewrite of `from_frame` against the one it replaced (issue 16): the same event or the same
+/// The rewrite of `from_frame` against the one it replaced (it was rewritten for speed): the same event or the same
 /// error for every frame, including malformed, duplicated, escaped and mistyped data.
 mod same_as_the_value_path {
     use super::*;
     use proptest::prelude::*;
     use proptest::sample::select;
 
-    /// `StreamEvent::from_frame` before issue 16: the whole data parsed into a `Value`, then the
+    /// `StreamEvent::from_frame` before that rewrite: the whole data parsed into a `Value`, then the
     /// fields picked from it. Kept here only as the oracle the rewrite is checked against.
     fn from_frame_via_value(frame: &Frame) -> Result<StreamEvent, ApiError> {
         if frame.event == "ping" {

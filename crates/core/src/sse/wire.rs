@@ -1,6 +1,6 @@
 //! An event's `data:` as [`StreamEvent::from_frame`](super::StreamEvent::from_frame) reads it:
 //! straight from the text into the few fields the event uses, strings borrowed when they need no
-//! unescaping, with no [`Value`] tree for the frequent events (issue 16: building one per event was
+//! unescaping, with no [`Value`] tree for the frequent events (building one per event was
 //! a sixth of a round's instructions). What it reads is what the `Value` path read:
 //! - every value is checked as strictly as `Value` checks it, the skipped ones too (UTF-16
 //!   surrogate pairs in escapes, number range, nesting depth), so data that is not JSON to `Value`

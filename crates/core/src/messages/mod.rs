@@ -42,7 +42,7 @@ pub struct Message {
 /// The fields of a [`Message`] or a content block beyond the modelled ones, kept as they came: a
 /// JSON object, nearly always empty. An empty one is a null pointer, so that the history and every request
 /// built from it (thousands of messages, copied each round) do not carry an empty map each
-/// (issue 16: a map is 72 bytes, and cloning an empty one costs about a hundred instructions).
+/// (a map is 72 bytes, and cloning an empty one costs about a hundred instructions).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Extra(Option<Box<Map<String, Value>>>);
 
@@ -117,14 +117,15 @@ impl Message {
 pub enum MessageContent {
     /// `"content": "hello"`.
     Text(String),
-    /// `"content": [{"type": "text", …}, …]`. Shared, not copied, when a message is cloned: the
-    /// history is never rewritten, and every request repeats it (see `normalize_messages`).
+    /// `"content": [{"type": "text", …}, …]`. Shared, not copied, when a message is cloned: every
+    /// request repeats the history (see the caches' contract in [`crate::normalize`]); change it
+    /// with `Arc::make_mut`.
     Blocks(Arc<[ContentBlock]>),
 }
 
 /// Blocks shared by both sides (the history, its normalised copy and the HTTP client's cache of
 /// what it sent all hold the same `Arc`) are equal without looking inside: comparing the request
-/// with the last one stays cheap however long the history (issue 16). Otherwise block by block.
+/// with the last one stays cheap however long the history. Otherwise block by block.
 impl PartialEq for MessageContent {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
@@ -226,7 +227,7 @@ impl ContentBlock {
 
     /// Releases the spare capacity of the block's text and of a `tool_use` input's map, for a
     /// block kept for the whole session (the history). A parsed `{"path": …}` input holds room
-    /// for several keys; at a thousand rounds that is a few hundred KB of peak memory (issue 16).
+    /// for several keys; at a thousand rounds that is a few hundred KB of peak memory.
     pub fn shrink_to_fit(&mut self) {
         match self {
             ContentBlock::Text(b) => b.text.shrink_to_fit(),
@@ -445,7 +446,7 @@ pub struct MessagesRequest {
     pub system: String,
     /// The conversation, already passed through `normalize_messages`. Shared (`Arc`): the loop's
     /// [`crate::normalize::Normalizer`] appends each round's new messages to the list the last
-    /// request held, instead of copying the whole history into a new one (issue 16). Change it
+    /// request held, instead of copying the whole history into a new one. Change it
     /// with `Arc::make_mut`.
     pub messages: Arc<Vec<Message>>,
     /// The tools, in dispatch-map order. Shared (`Arc`), so that a request does not copy the
@@ -469,6 +470,27 @@ pub struct Usage {
     /// Other counters (cache reads and writes, server tool use), kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// Requests and tokens added up over several responses: one turn or a session (`/usage`).
+/// Source: the Messages API's `usage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageTotals {
+    /// Responses counted.
+    pub requests: u32,
+    /// Sum of their `usage.input_tokens`.
+    pub input_tokens: u64,
+    /// Sum of their `usage.output_tokens`.
+    pub output_tokens: u64,
+}
+
+impl UsageTotals {
+    /// Counts one response's `usage`.
+    pub fn add(&mut self, usage: &Usage) {
+        self.requests += 1;
+        self.input_tokens += usage.input_tokens;
+        self.output_tokens += usage.output_tokens;
+    }
 }
 
 /// A response of `POST /v1/messages`: `{"id","type":"message","role":"assistant","content",…}`.
@@ -594,5 +616,4 @@ impl MessagesResponse {
 }
 
 #[cfg(test)]
-#[path = "messages_tests.rs"]
 mod tests;
