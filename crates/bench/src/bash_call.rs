@@ -1,4 +1,4 @@
-//! What the sandbox and the session add to one `bash` call (issue 13), in process: the median
+//! What the sandbox and the session add to one `bash` call, in process: the median
 //! wall and CPU time of `bash "true"` through `DispatchMap::dispatch` with each `--sandbox` mode
 //! and `--no-network`, against a bare `sh -c true` started with std and with tokio, and the parts
 //! measured alone: the environment filter, the Landlock ruleset, the `/proc` scans of a session.
@@ -7,7 +7,7 @@
 //! them all alike. CPU is this process's (every thread) plus its reaped children's, from
 //! `getrusage(2)` before and after each call: the harness's side (ruleset, fork, scans) and the
 //! child's (`setsid`, `restrict_self`, `exec`, `sh`). The runtime is current-thread, as in the
-//! chapters. All figures are `info`: issue 13 gives no bound.
+//! chapters. All figures are `info`: no bound is set for them.
 
 use std::cell::RefCell;
 use std::future::Future;

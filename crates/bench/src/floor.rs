@@ -1,4 +1,4 @@
-//! The floors under the harness's CPU per round (issue 16): what the kernel charges a process for
+//! The floors under the harness's CPU per round: what the kernel charges a process for
 //! writing a request body of a given size to a loopback TCP connection
 //! ([`loopback_write_cpu`]), and what a bare client spends on one request/reply exchange with
 //! another process ([`loopback_exchange_cpu`]).

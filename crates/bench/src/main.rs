@@ -1,4 +1,4 @@
-//! `bench`: the figures of issues 7 and 16, each printed with the bound it is checked against.
+//! `bench`: the speed, memory and cost figures of BENCHMARKS.md, each printed with the bound it is checked against.
 //!
 //! ```text
 //!   bench ──cargo build --profile dist -p s03──▶ target/dist/s03
@@ -83,7 +83,7 @@ type Step<'a> = dyn Fn(&mut Report) -> Result<(), String> + 'a;
 /// How big and how often: the full run, or `--quick`.
 #[derive(Debug, Clone, Copy)]
 pub struct Scale {
-    /// `read_file` rounds in the harness session (issue 16's 1,000).
+    /// `read_file` rounds in the harness session (1,000: the length the per-round targets are set for).
     pub rounds: usize,
     /// Repeats of each session length used for the marginal CPU per round.
     pub session_repeats: usize,

@@ -1,4 +1,4 @@
-//! Request building (issue 7): the body the HTTP client sends for a `MessagesRequest`
+//! Request building: the body the HTTP client sends for a `MessagesRequest`
 //! (`AnthropicClient::request_body` with its cache cleared, i.e. a first request) with 1, 4 and 16 MB of
 //! history, the cost per byte at each size, and a least-squares line
 //! `t = a + b·bytes` whose slope `b` is the constant. `normalize_messages`, which the loop runs on

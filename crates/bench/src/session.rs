@@ -224,7 +224,7 @@ fn harness_script(rounds: usize) -> impl Fn(usize) -> Value + Send + Sync + 'sta
     }
 }
 
-/// Where the growth curve is read: after this many `read_file` rounds (issue 16).
+/// Where the growth curve is read: after this many `read_file` rounds.
 const CURVE: [usize; 3] = [10, 100, 1000];
 
 /// Rounds averaged for one point of the curve, ending at the point.
@@ -236,12 +236,12 @@ const EDGE: usize = 20;
 /// Short sessions of [`EDGE`] rounds that measure the first rounds (see [`harness`]).
 const SHORT_SESSIONS: usize = 21;
 
-/// Issue 16's targets.
+/// The per-round targets (BENCHMARKS.md, "Per-round cost near the physical limit").
 const CPU_FIRST_MS: f64 = 0.15;
 const CPU_MEAN_MS: f64 = 0.4;
 const RSS_SESSION_MIB: f64 = 10.0;
 
-/// Issue 7's bound on rounds 181–200.
+/// The bound on rounds 181–200 (BENCHMARKS.md, "Harness overhead per round").
 const CPU_200_MS: f64 = 1.0;
 
 /// Round `k` (1-based) lies in one of the windows the figures read, so request `k + 1` (which
@@ -368,8 +368,8 @@ fn med_of(v: &[f64]) -> f64 {
     }
 }
 
-/// Harness overhead per round, its growth with the history, and the session's peak RSS (issues 7
-/// and 16). Each figure is the median over `scale.session_repeats` sessions; the peak RSS is the
+/// Harness overhead per round, its growth with the history, and the session's peak RSS. Each
+/// figure is the median over `scale.session_repeats` sessions; the peak RSS is the
 /// largest. The checked figure for the first rounds is the median over [`SHORT_SESSIONS`] sessions
 /// of [`EDGE`] rounds (as many as the long ones with `--quick` or fewer `--repeats`).
 ///
@@ -475,7 +475,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     );
     report.info(&format!("harness CPU per round, {last} (~{msgs} msgs)"), f(|x| x.cpu_last), "ms");
     if r >= 200 {
-        report.check("harness CPU per round, rounds 181-200 (issue 7)", f(|x| x.cpu_200), CPU_200_MS, "ms");
+        report.check("harness CPU per round, rounds 181-200", f(|x| x.cpu_200), CPU_200_MS, "ms");
     }
     report.info(&format!("CPU of the whole session (wait4) / {r}"), f(|x| x.session_cpu) / r as f64, "ms");
     report.note("growth with the history: CPU per round and s03's RSS after N rounds");
@@ -541,7 +541,7 @@ pub fn harness(report: &mut Report, bin: &Path, scale: Scale) -> Result<(), Stri
     Ok(())
 }
 
-/// Peak RSS of the bash tool running `yes | head -c N` (issue 7, "Memory").
+/// Peak RSS of the bash tool running `yes | head -c N` (BENCHMARKS.md, "Memory").
 ///
 /// # Errors
 /// The session could not run, failed, or the tool result is not what the command prints.

@@ -1,4 +1,4 @@
-//! Start-up (issues 7 and 16): exec → first `s03 >> ` prompt on a piped stdout, exec → exit of
+//! Start-up: exec → first `s03 >> ` prompt on a piped stdout, exec → exit of
 //! `s03 --help`, exec → exit of `s03 -p` with one round against the loopback server (medians), and
 //! the CPU time and peak RSS of that one-request run, from `wait4(2)` through the measuring helper.
 
@@ -13,10 +13,10 @@ use crate::Scale;
 use crate::child::{self, Exit};
 use crate::report::{Report, median, ms};
 
-/// Issue 16's bound on the CPU of a one-request run (start-up, one round, quit), ms.
+/// The bound on the CPU of a one-request run (start-up, one round, quit), ms.
 const START_CPU_MS: f64 = 4.0;
 
-/// Issue 16's bound on the peak RSS of a one-request run, MiB.
+/// The bound on the peak RSS of a one-request run, MiB.
 const ONE_REQUEST_RSS_MIB: f64 = 6.0;
 
 /// What the REPL prints when it waits for a line (`NO_COLOR=1`).

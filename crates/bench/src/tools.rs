@@ -1,7 +1,7 @@
-//! Tools (issue 7), in process through `DispatchMap::dispatch`: `glob "**/*.rs"` over a generated
+//! Tools, in process through `DispatchMap::dispatch`: `glob "**/*.rs"` over a generated
 //! tree of 100,000 files, and `read_file` with `limit: 10` on a 100 MB file, with the bytes this
 //! process read (`rchar` of `/proc/self/io`) and its peak RSS above the RSS before the call; then
-//! what the sandbox and the session add to one `bash` call ([`crate::bash_call`], issue 13).
+//! what the sandbox and the session add to one `bash` call ([`crate::bash_call`]).
 
 use std::io::Write;
 use std::path::Path;
@@ -136,6 +136,6 @@ pub fn tools(report: &mut Report, scale: Scale) -> Result<(), String> {
     drop(dir);
     report.info("remove the tree and file (not counted)", ms(t.elapsed()), "ms");
 
-    println!("\n== one bash call: what the sandbox and the session add (issue 13)");
+    println!("\n== one bash call: what the sandbox and the session add");
     crate::bash_call::bash_call(report, scale)
 }

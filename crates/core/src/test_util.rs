@@ -8,7 +8,7 @@
 //! # tokio_test_block_on(async {
 //! use std::sync::Arc;
 //! use agent_core::agent::Agent;
-//! //! use agent_core::test_util::{ScriptedModel, text};
+//! use agent_core::test_util::{ScriptedModel, text};
 //!
 //! let model = Arc::new(ScriptedModel::new(vec![text("hello")]));
 //! let mut agent = Agent::builder(model.clone(), "m").system("system").build();
