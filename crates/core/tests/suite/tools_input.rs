@@ -2,11 +2,10 @@
 //! call: what the permission check and the log line see is what the tool runs on. Each schema sent
 //! to the model agrees with the argument type that reads it.
 
-mod tools_support;
-
 use agent_core::dispatch::Subject;
 use serde_json::{Map, Value, json};
-use tools_support::{Fixture, TestResult, tool_use};
+
+use super::tools_support::{Fixture, TestResult, tool_use};
 
 #[tokio::test]
 async fn an_input_that_is_not_an_object_is_an_error_and_never_runs() -> TestResult {

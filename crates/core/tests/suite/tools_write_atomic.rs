@@ -8,18 +8,22 @@
 //! truncate-then-write would leave the target truncated to the limit. It does not test a crash
 //! between the write and the rename (that is what rename(2)'s atomicity covers).
 //!
-//! It lives in its own test binary because the limit is process-wide; it is restored before any
-//! assertion, so libtest's own output is never affected.
-
-mod tools_support;
+//! It runs in a process of its own (see `own_process`) because the limit is process-wide; it is
+//! restored before any assertion, so libtest's own output is never affected.
 
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use nix::sys::signal::{SigHandler, Signal, signal};
 use serde_json::json;
-use tools_support::{Fixture, TestResult, tree};
+
+use super::own_process::in_own_process;
+use super::tools_support::{Fixture, TestResult, tree};
 
 #[tokio::test]
 async fn a_write_that_fails_part_way_leaves_the_original_file_intact() -> TestResult {
+    let this_test = "a_write_that_fails_part_way_leaves_the_original_file_intact";
+    if in_own_process(module_path!(), this_test) {
+        return Ok(());
+    }
     let fx = Fixture::new()?;
     let original = "original content\n".repeat(100);
     std::fs::write(fx.path("keep.txt"), &original)?;

@@ -26,7 +26,7 @@ fn client(server: &MockServer, retries: u32, idle: Duration) -> (AnthropicClient
     let mut client = AnthropicClient::new(&config, retry, timeouts)
         .unwrap()
         .with_notifier(move |line| sink.lock().unwrap().push(line.to_owned()));
-    if crate::VIA_REQWEST {
+    if super::VIA_REQWEST {
         client = client.via_reqwest().unwrap();
     }
     (client, notices)

@@ -4,8 +4,6 @@
 //! The Landlock tests need a kernel with Landlock (these machines have ABI 7). Where it is
 //! missing they say so loudly on stderr and check the warning line instead.
 
-mod tools_support;
-
 use std::time::Duration;
 
 use agent_core::dispatch::ToolOutcome;
@@ -13,7 +11,8 @@ use agent_core::sandbox::{Sandbox, SandboxMode, kernel_abi};
 use agent_core::test_util::Proc;
 use agent_core::tools::ToolOptions;
 use serde_json::json;
-use tools_support::{Fixture, TestResult};
+
+use super::tools_support::{Fixture, TestResult};
 
 async fn run(fx: &Fixture, command: &str) -> ToolOutcome {
     fx.call("bash", json!({ "command": command })).await

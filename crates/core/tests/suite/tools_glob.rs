@@ -1,11 +1,10 @@
 //! `glob` (course §3) as the model sees it: sorted, deduplicated workspace-relative paths; `**`
 //! recursion; the 200 cap; `(no matches)`; symlinked folders never followed to outside.
 
-mod tools_support;
-
 use agent_core::dispatch::ToolOutcome;
 use serde_json::json;
-use tools_support::{Fixture, TestResult};
+
+use super::tools_support::{Fixture, TestResult};
 
 fn project() -> std::io::Result<Fixture> {
     let fx = Fixture::new()?;

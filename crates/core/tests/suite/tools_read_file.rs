@@ -1,14 +1,13 @@
 //! `read_file` (course §1) as the model sees it: lines, `limit`, the 50,000-character cap,
 //! bounded work on a huge file, binary files and missing files.
 
-mod tools_support;
-
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use agent_core::dispatch::ToolOutcome;
 use serde_json::json;
-use tools_support::{Fixture, TestResult};
+
+use super::tools_support::{Fixture, TestResult};
 
 #[tokio::test]
 async fn limit_shows_the_first_lines_then_how_many_more() -> TestResult {

@@ -2,13 +2,12 @@
 //! that takes a path, is refused with the exact `Error: Path escapes workspace: P` (P as given),
 //! and nothing outside the workspace is created or changed.
 
-mod tools_support;
-
 use std::os::unix::fs::symlink;
 
 use agent_core::dispatch::ToolOutcome;
 use serde_json::{Value, json};
-use tools_support::{Fixture, TestResult, tree};
+
+use super::tools_support::{Fixture, TestResult, tree};
 
 /// A workspace full of traps, and a marker folder outside it.
 struct Traps {

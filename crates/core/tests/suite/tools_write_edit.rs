@@ -1,12 +1,11 @@
 //! `write_file` and `edit_file` (course §1) as the model sees them.
 
-mod tools_support;
-
 use std::os::unix::fs::PermissionsExt;
 
 use agent_core::dispatch::ToolOutcome;
 use serde_json::json;
-use tools_support::{Fixture, TestResult};
+
+use super::tools_support::{Fixture, TestResult};
 
 fn names_in(dir: &std::path::Path) -> std::io::Result<Vec<String>> {
     let mut names: Vec<String> = std::fs::read_dir(dir)?

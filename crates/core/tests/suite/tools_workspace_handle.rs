@@ -7,15 +7,14 @@
 //! and the owner test gives the file to another uid (which only root can do; it then checks that
 //! the owner survives the replacement).
 
-mod tools_support;
-
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{CWD, FileType, Mode, RenameFlags};
 use serde_json::json;
-use tools_support::{Fixture, TestResult, tree};
+
+use super::tools_support::{Fixture, TestResult, tree};
 
 /// Issue 13, input 2: a folder inside the workspace is swapped with a symlink pointing outside
 /// (`renameat2(RENAME_EXCHANGE)` in a loop) while 150 `write_file` calls write into it. Nothing
@@ -66,7 +65,7 @@ async fn a_folder_swapped_for_an_outside_symlink_never_lets_a_write_out() -> Tes
     Ok(())
 }
 
-/// Issue 13, input 1 (in process; `tests/s02.rs` does it against the binary): the workspace
+/// Issue 13, input 1 (in process; `tests/suite/s02.rs` does it against the binary): the workspace
 /// folder is moved away and a symlink to an outside folder takes its place. The tools keep
 /// working in the real folder, wherever it moved; nothing is written outside.
 #[tokio::test]

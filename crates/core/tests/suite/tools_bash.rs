@@ -2,14 +2,13 @@
 //! 50,000 characters, the deny list, and that no process the command started survives a timeout
 //! or a cancelled turn.
 
-mod tools_support;
-
 use std::time::{Duration, Instant};
 
 use agent_core::dispatch::ToolOutcome;
 use agent_core::tools::ToolOptions;
 use serde_json::json;
-use tools_support::{Fixture, TestResult, wait_group_gone};
+
+use super::tools_support::{Fixture, TestResult, wait_group_gone};
 
 async fn run(fx: &Fixture, command: &str) -> ToolOutcome {
     fx.call("bash", json!({ "command": command })).await
