@@ -152,7 +152,7 @@ fn example_runs_live_in_a_fresh_seeded_folder_and_leaves_the_current_one_alone()
         })
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| panic!("no [example] line naming the folder: {err}"));
-    let seeded = include_str!("../chapters/s03/demo/hello.py");
+    let seeded = include_str!("../../chapters/s03/demo/hello.py");
 
     let requests = server.requests();
     let batches = result_batches(&requests[2].body);
