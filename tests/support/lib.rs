@@ -1,11 +1,10 @@
 //! Support for the end-to-end tests: build and run the real chapter binaries against the loopback
 //! Messages API server from `mock-api`, in a fresh temporary workspace.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
+use std::sync::OnceLock;
 
 pub use mock_api::{MockServer, RecordedRequest, Reply, reply};
 use serde_json::Value;
@@ -20,27 +19,87 @@ const SCRUBBED: &[&str] = &[
     "AUTH_TYPE",
 ];
 
-static BUILT: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+/// The one build of every chapter binary, done by the first test that needs one: `Err` holds
+/// why it failed, for every test that asks.
+static BUILT: OnceLock<Result<Vec<String>, String>> = OnceLock::new();
 
-/// The path of chapter binary `name` (`s02`, `s03`, …), built with `cargo build -p NAME` once per
-/// test process so the test always runs the current source of the real package binary.
+/// The path of chapter binary `name` (`s02`, `s03`, …). The first call in a test process builds
+/// every chapter's binary in one `cargo build` (each package under `chapters/`, so a new chapter
+/// needs no change here) and other callers wait for it, so the tests always run the current
+/// source of the real package binaries. Panics with cargo's output if that build failed.
 pub fn bin(name: &str) -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
-    let set = built.get_or_insert_with(HashSet::new);
-    if !set.contains(name) {
-        let status = Command::new(&cargo)
-            .args(["build", "--quiet", "-p", name, "--bin", name])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build -p {name} failed");
-        set.insert(name.to_owned());
-    }
+    let chapters = match BUILT.get_or_init(build_chapters) {
+        Ok(chapters) => chapters,
+        Err(why) => panic!("the chapter binaries could not be built, so `{name}` cannot run: {why}"),
+    };
+    assert!(chapters.iter().any(|c| c == name), "`{name}` is not a chapter; the chapters are {chapters:?}");
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test> → target/<profile>/<name>
     let dir = exe.parent().and_then(Path::parent).expect("target dir");
     dir.join(name)
+}
+
+/// Builds the binaries of all the chapters with one `cargo build -p s01 -p s02 …`, and returns
+/// their names.
+fn build_chapters() -> Result<Vec<String>, String> {
+    let chapters = chapter_packages()?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut args = vec!["build", "--quiet", "--bins"];
+    for name in &chapters {
+        args.extend(["-p", name.as_str()]);
+    }
+    let shown = format!("`{cargo} {}`", args.join(" "));
+    let out = Command::new(&cargo)
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{shown} did not start: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{shown} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(chapters)
+}
+
+/// The package names of the chapters: each folder under `chapters/` with a `Cargo.toml`, sorted.
+fn chapter_packages() -> Result<Vec<String>, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../chapters");
+    let listing = |e: std::io::Error| format!("cannot list the chapters in {}: {e}", root.display());
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&root).map_err(listing)? {
+        let manifest = entry.map_err(listing)?.path().join("Cargo.toml");
+        if !manifest.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&manifest)
+            .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+        names.push(package_name(&text).ok_or_else(|| format!("no package name in {}", manifest.display()))?);
+    }
+    if names.is_empty() {
+        return Err(format!("no chapter packages in {}", root.display()));
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The `name = "…"` of a manifest's `[package]` table.
+fn package_name(manifest: &str) -> Option<String> {
+    let mut in_package = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+        } else if in_package
+            && let Some(value) = line.strip_prefix("name").and_then(|v| v.trim_start().strip_prefix('='))
+        {
+            return Some(value.trim().trim_matches('"').to_owned());
+        }
+    }
+    None
 }
 
 /// A chapter process about to run in `workdir`, with the environment scrubbed of anything that

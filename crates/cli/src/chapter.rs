@@ -64,12 +64,21 @@ impl Setup {
     /// answers yes and shows the exchange; otherwise what `approval` (`--yes`, `--no`, neither)
     /// asks for.
     pub fn approver(&self, approval: &ApprovalArgs) -> Box<dyn Approver> {
-        if self.demo { Box::new(ScriptedApprover::new(true, self.events.clone())) } else { approval.approver() }
+        if self.demo {
+            Box::new(ScriptedApprover::new(true, self.events.clone()))
+        } else {
+            approval.approver()
+        }
     }
 
     /// The course's hooks ([`hooks::course_hooks`]) wired to this run: the terminal listener, the
     /// approver for `approval` ([`Setup::approver`]), the workspace rule and WORKDIR.
     pub fn course_hooks(&self, approval: &ApprovalArgs) -> HookRegistry {
-        hooks::course_hooks(self.events.clone(), self.approver(approval), self.inside_workspace(), self.workdir())
+        hooks::course_hooks(
+            self.events.clone(),
+            self.approver(approval),
+            self.inside_workspace(),
+            self.workdir(),
+        )
     }
 }

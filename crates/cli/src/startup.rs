@@ -9,11 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::ui::Ui;
 use agent_core::client::{AnthropicClient, RetryPolicy, Timeouts};
 use agent_core::config::{self, ConfigError};
 use agent_core::error::ApiError;
 use agent_core::model::{Model, Recording, ReplayModel};
-use crate::ui::Ui;
 
 /// Why a chapter could not start. `Display` is the line printed before exit code 2.
 #[derive(Debug, thiserror::Error)]

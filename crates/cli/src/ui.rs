@@ -320,15 +320,13 @@ impl EventSink for Terminal {
             }
             Event::Retry { error, retry, max_retries, wait } => {
                 clear_err_line();
-                ui.notice(&format!(
-                    "{error} — retry {retry} of {max_retries} in {:.1}s",
-                    wait.as_secs_f64()
-                ));
+                ui.notice(&format!("{error} — retry {retry} of {max_retries} in {:.1}s", wait.as_secs_f64()));
             }
             Event::ToolCall { name, input, blocked } => {
                 ui.tool_header(name, *input);
                 if !blocked {
-                    let spinner = ui.spinner_after(TOOL_SPINNER_AFTER, || format!("running {}…", sanitize_line(name)));
+                    let spinner =
+                        ui.spinner_after(TOOL_SPINNER_AFTER, || format!("running {}…", sanitize_line(name)));
                     self.showing().spinner = Some(spinner);
                 }
             }

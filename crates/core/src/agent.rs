@@ -36,7 +36,8 @@ use crate::dispatch::{DispatchMap, ToolOutcome};
 use crate::error::ApiError;
 use crate::events::{Event, EventSink, Events, StopNote};
 use crate::extension::{
-    AfterBatch, AnswerContext, CallRecord, Decision, Extension, LoopContext, ModelHandle, Recovery, TurnContext,
+    AfterBatch, AnswerContext, CallRecord, Decision, Extension, LoopContext, ModelHandle, Recovery,
+    TurnContext,
 };
 use crate::messages::{
     ContentBlock, Message, MessagesRequest, MessagesResponse, Role, StopReason, Usage, UsageTotals,
@@ -202,7 +203,7 @@ impl Agent {
 
     /// The SYSTEM prompt the next request sends: the chapter's, as the current turn's
     /// [`Extension::before_turn`]s left it.
-    pub fn system(&self) -> &str {
+    pub fn current_system(&self) -> &str {
         &self.turn_system
     }
 
@@ -411,7 +412,11 @@ impl Agent {
                 None => Some(call.input.to_string()),
             };
             let name = &call.name;
-            self.events.on_event(&Event::ToolCall { name, input: input.as_deref(), blocked: blocked.is_some() });
+            self.events.on_event(&Event::ToolCall {
+                name,
+                input: input.as_deref(),
+                blocked: blocked.is_some(),
+            });
             let (outcome, ran) = match blocked {
                 Some(why) => (ToolOutcome::error(why), false),
                 None => {
@@ -442,7 +447,10 @@ impl Agent {
 
     /// `pre_inference`, then one model call; when it fails, the [`Extension::on_request_error`]s
     /// may repair the history, and then the request is sent once more.
-    async fn request_with_recovery(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
+    async fn request_with_recovery(
+        &mut self,
+        history: &mut Vec<Message>,
+    ) -> Result<MessagesResponse, ApiError> {
         self.pre_inference(history).await?;
         match self.call_model(history).await {
             Ok(response) => Ok(response),
@@ -519,7 +527,11 @@ impl Agent {
 
     /// Asks the extensions, in order, whether they repaired the history after `error`; the first
     /// that did wins.
-    async fn on_request_error(&mut self, history: &mut Vec<Message>, error: &ApiError) -> Result<Recovery, ApiError> {
+    async fn on_request_error(
+        &mut self,
+        history: &mut Vec<Message>,
+        error: &ApiError,
+    ) -> Result<Recovery, ApiError> {
         for ext in &mut self.extensions {
             let mut context = LoopContext {
                 history: &mut *history,

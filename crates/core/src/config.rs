@@ -185,8 +185,9 @@ pub fn environment(dir: &Path) -> Result<Environment, ConfigError> {
     let Some(path) = find_dotenv(dir) else {
         return Ok(Environment::new(vars, DotEnvFile::NotFound(dir.to_owned())));
     };
-    let iter = dotenvy::from_path_iter(&path)
-        .map_err(|e| ConfigError::DotEnv(format!("{}: {}", path.display(), collapse_whitespace(&e.to_string()))))?;
+    let iter = dotenvy::from_path_iter(&path).map_err(|e| {
+        ConfigError::DotEnv(format!("{}: {}", path.display(), collapse_whitespace(&e.to_string())))
+    })?;
     for item in iter {
         let (k, v) = item.map_err(|e| dotenv_error(&path, &e))?;
         vars.insert(k, v);

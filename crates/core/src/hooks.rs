@@ -30,12 +30,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use crate::approve::Approver;
-use crate::events::{Events, Level, line};
 use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::events::{Events, Level, line};
 use crate::extension::{Decision, Extension};
 use crate::messages::{MessagesResponse, ToolUseBlock};
 use crate::permission::{self, DENIED_BY_USER, Verdict};
-
 
 /// The workspace as the permission check sees it: whether a path is inside (the workspace rule,
 /// course §1), exists, or is a folder ([`permission::Surroundings`]; a [`crate::workspace::Workspace`]
@@ -153,7 +152,9 @@ impl HookOutcome {
         match self {
             HookOutcome::Pass => Decision::Continue,
             HookOutcome::Value { value, .. } => Decision::Block(value),
-            HookOutcome::Failed { hook, error } => Decision::Block(format!("Blocked: hook {hook} failed: {error}")),
+            HookOutcome::Failed { hook, error } => {
+                Decision::Block(format!("Blocked: hook {hook} failed: {error}"))
+            }
         }
     }
 }

@@ -132,7 +132,11 @@ impl<M: Model> Model for Recording<M> {
             let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
             if let Err(e) = writeln!(file, "{line}").and_then(|()| file.flush()) {
                 // A failed recording must not cost the user the answer.
-                events::line(events, Level::Warning, &format!("could not append to {}: {e}", self.path.display()));
+                events::line(
+                    events,
+                    Level::Warning,
+                    &format!("could not append to {}: {e}", self.path.display()),
+                );
             }
             Ok(response)
         })

@@ -28,10 +28,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::events::{Event, EventSink, Level};
 use crate::config::{AuthType, Config};
 use crate::dispatch::{DispatchMap, ToolCall};
 use crate::error::ApiError;
+use crate::events::{Event, EventSink, Level};
 use crate::messages::{
     ContentBlock, MessagesRequest, MessagesResponse, Role, StopReason, ToolUseBlock, Usage,
 };
@@ -131,7 +131,11 @@ impl EventSink for EventLog {
                 format!("retry: {line}")
             }
             Event::ToolCall { name, input, blocked } => {
-                format!("tool_call: {name} {}{}", input.unwrap_or(""), if *blocked { " (blocked)" } else { "" })
+                format!(
+                    "tool_call: {name} {}{}",
+                    input.unwrap_or(""),
+                    if *blocked { " (blocked)" } else { "" }
+                )
             }
             Event::ToolResult { name, content, is_error, .. } => {
                 format!("tool_result: {name} {}{content}", if *is_error { "[error] " } else { "" })

@@ -36,12 +36,12 @@
 
 #![warn(missing_docs)]
 
-#[cfg(feature = "tools")]
-pub mod tools;
 pub mod nag;
 pub mod pyliteral;
 pub mod todo;
 pub mod todo_write;
+#[cfg(feature = "tools")]
+pub mod tools;
 
 mod fields;
 

@@ -9,12 +9,12 @@
 
 use std::sync::{Arc, Mutex};
 
+use agent_cli::repl::SlashCommand;
+use agent_cli::ui::{DIM, GREEN, Ui, YELLOW, paint};
 use agent_core::dispatch::{FnTool, Tool, ToolError};
 use agent_core::extension::{CallRecord, Extension};
 use agent_core::messages::ToolSpec;
 use agent_core::sanitize::sanitize;
-use agent_cli::repl::SlashCommand;
-use agent_cli::ui::{DIM, GREEN, Ui, YELLOW, paint};
 use serde_json::Value;
 
 use crate::Status;

@@ -36,9 +36,9 @@ pub use self::retry::{RetryPolicy, is_retryable_status};
 use self::transport::{Answer, BodyStream, Transport};
 pub use self::wire::{RequestBody, SEGMENT};
 use crate::config::{AuthType, Config};
-use crate::events::{Event, EventSink};
 use crate::error::head;
 pub use crate::error::{ApiError, parse_error};
+use crate::events::{Event, EventSink};
 use crate::messages::{MessagesRequest, MessagesResponse};
 use crate::sse::{Delta, MessageAccumulator, SseParser, StreamEvent};
 

@@ -1,0 +1,4 @@
+//! The integration tests of `agent-core`, as one test binary: each file under `suite/` is a
+//! module of it, so the tests link once instead of once per file.
+
+mod suite;

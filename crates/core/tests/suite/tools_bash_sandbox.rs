@@ -1,0 +1,164 @@
+//! `bash` under issue 13: each command in a session of its own that is ended as a whole, and the
+//! Landlock sandbox (`--sandbox`, `--no-network`).
+//!
+//! The Landlock tests need a kernel with Landlock (these machines have ABI 7). Where it is
+//! missing they say so loudly on stderr and check the warning line instead.
+
+use std::time::Duration;
+
+use agent_core::dispatch::ToolOutcome;
+use agent_core::sandbox::{Sandbox, SandboxMode, kernel_abi};
+use agent_core::test_util::Proc;
+use agent_core::tools::ToolOptions;
+use serde_json::json;
+
+use super::tools_support::{Fixture, TestResult};
+
+async fn run(fx: &Fixture, command: &str) -> ToolOutcome {
+    fx.call("bash", json!({ "command": command })).await
+}
+
+fn with_sandbox(mode: SandboxMode, no_network: bool) -> std::io::Result<Fixture> {
+    Fixture::with_options(&ToolOptions { sandbox: Sandbox { mode, no_network }, ..Default::default() })
+}
+
+/// True when Landlock is there; otherwise says so loudly, for the test to check the warning.
+fn landlock_here() -> bool {
+    if kernel_abi() >= 1 {
+        return true;
+    }
+    eprintln!(
+        "\n!!! LANDLOCK IS MISSING ON THIS KERNEL: the sandbox tests only check the warning line !!!\n"
+    );
+    false
+}
+
+/// A folder outside every place `workspace-write` may write.
+fn outside_dir() -> std::io::Result<tempfile::TempDir> {
+    agent_core::test_util::outside_dir(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))
+}
+
+/// Issue 13, input 4: `bash -c "set -m; sleep 300 &"` puts the job in a process group of its own
+/// and exits, and a
+/// python child calls `os.setpgrp()`; both used to survive the call. Now both are stopped when
+/// `sh` exits, and the result says so.
+#[tokio::test]
+async fn processes_that_leave_the_process_group_are_stopped_and_reported() -> TestResult {
+    let fx = Fixture::new()?;
+    let out = run(
+        &fx,
+        "bash -c 'set -m; sleep 300 & echo $! $(cut -d\" \" -f22 /proc/$!/stat) > bg1'; \
+         python3 -c 'import os, time; os.setpgrp(); \
+         st = open(\"/proc/self/stat\").read().split()[21]; \
+         open(\"bg2.tmp\", \"w\").write(str(os.getpid()) + \" \" + st); \
+         os.rename(\"bg2.tmp\", \"bg2\"); time.sleep(300)' & \
+         while [ ! -s bg2 ]; do sleep 0.05; done; echo started",
+    )
+    .await;
+    assert_eq!(out, ToolOutcome::ok("started\n(stopped 2 background processes it left running)"));
+    for file in ["bg1", "bg2"] {
+        let p = Proc::read(&fx.path(file))?;
+        assert!(p.dies_within(Duration::from_secs(10)), "{file}: process {p:?} survived the call");
+    }
+    Ok(())
+}
+
+/// The command leads a session of its own (so it has no controlling terminal, the ground of
+/// input 7's fix), and a command that leaves nothing behind gets no note.
+#[tokio::test]
+async fn each_command_leads_its_own_session() -> TestResult {
+    let fx = Fixture::new()?;
+    // Field 6 of /proc/PID/stat is the session id (`>/dev/…` without a space: the deny list
+    // refuses `> /dev/`).
+    let out = run(&fx, "echo $$; cut -d' ' -f6 /proc/$$/stat").await;
+    let lines: Vec<&str> = out.content.lines().collect();
+    assert_eq!(lines.len(), 2, "{out:?}");
+    assert_eq!(lines[0], lines[1], "sh's pid is its session id");
+    let out = run(&fx, "python3 -c \"open('/dev/tty')\" 2>&1 | tail -1").await;
+    assert!(out.content.contains("No such device or address"), "{out:?}");
+    Ok(())
+}
+
+/// Issue 13, input 3: under the default `workspace-write`, a command cannot write outside the
+/// workspace and the temp folders, whether by a redirection, after a `cd`, or from python; it
+/// can write in the workspace, its `.git`, a temp folder and `/dev/null`.
+#[tokio::test]
+async fn workspace_write_keeps_writes_inside() -> TestResult {
+    let fx = Fixture::new()?;
+    if !landlock_here() {
+        assert!(Sandbox::default().notice().is_some_and(|l| l.contains("UNSANDBOXED")));
+        return Ok(());
+    }
+    let outside = outside_dir()?;
+    let o = outside.path().display();
+    for (cmd, file) in [
+        (format!("echo x > {o}/a"), "a"),
+        (format!("cd {o} && echo x > b"), "b"),
+        (format!("python3 -c \"open('{o}/c', 'w').write('x')\""), "c"),
+        (format!("mkdir {o}/d"), "d"),
+    ] {
+        let out = run(&fx, &cmd).await;
+        assert!(out.content.contains("Permission denied"), "{cmd}: {out:?}");
+        assert!(out.content.contains("--sandbox off"), "the hint line is there: {out:?}");
+        assert!(!outside.path().join(file).exists(), "{cmd} wrote outside");
+    }
+    let tmp = tempfile::tempdir()?;
+    let t = tmp.path().display();
+    let out = run(
+        &fx,
+        &format!(
+            "mkdir -p .git && echo ref > .git/HEAD && echo in > inside.txt && echo t > {t}/t && \
+             echo gone >/dev/null && echo err >/dev/stderr && cat inside.txt"
+        ),
+    )
+    .await;
+    assert_eq!(out, ToolOutcome::ok("in\nerr"));
+    assert_eq!(std::fs::read_to_string(tmp.path().join("t"))?, "t\n");
+    // Reading stays allowed everywhere.
+    std::fs::write(outside.path().join("r"), "readable")?;
+    assert_eq!(run(&fx, &format!("cat {o}/r")).await, ToolOutcome::ok("readable"));
+    Ok(())
+}
+
+/// `--sandbox read-only`: not even the workspace is writable; `--sandbox off`: the outside is.
+#[tokio::test]
+async fn read_only_and_off_modes() -> TestResult {
+    if !landlock_here() {
+        return Ok(());
+    }
+    let ro = with_sandbox(SandboxMode::ReadOnly, false)?;
+    let out = run(&ro, "echo x > inside.txt").await;
+    assert!(out.content.contains("Permission denied") && out.content.contains("read-only"), "{out:?}");
+    assert!(!ro.path("inside.txt").exists());
+    assert_eq!(run(&ro, "echo x >/dev/null; echo ok").await, ToolOutcome::ok("ok"));
+
+    let off = with_sandbox(SandboxMode::Off, false)?;
+    let outside = outside_dir()?;
+    let out = run(&off, &format!("echo x > {}/a && echo ok", outside.path().display())).await;
+    assert_eq!(out, ToolOutcome::ok("ok"));
+    Ok(())
+}
+
+/// `--no-network` denies TCP connections; without it they work.
+#[tokio::test]
+async fn no_network_denies_tcp_connections() -> TestResult {
+    if kernel_abi() < 4 {
+        eprintln!(
+            "\n!!! LANDLOCK ABI {} HAS NO NETWORK RULES: only the warning is checked !!!\n",
+            kernel_abi()
+        );
+        assert!(Sandbox { no_network: true, ..Sandbox::default() }.notice().is_some());
+        return Ok(());
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let connect = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port})); print('connected')\""
+    );
+    let open = with_sandbox(SandboxMode::WorkspaceWrite, false)?;
+    assert_eq!(run(&open, &connect).await, ToolOutcome::ok("connected"));
+    let closed = with_sandbox(SandboxMode::WorkspaceWrite, true)?;
+    let out = run(&closed, &connect).await;
+    assert!(out.content.contains("Permission denied") && !out.content.contains("connected"), "{out:?}");
+    Ok(())
+}

@@ -1,0 +1,14 @@
+//! One module per former test binary.
+
+mod chapter_diffs;
+mod endpoint;
+mod extension_point;
+mod hooks;
+mod isolation;
+mod repl;
+mod s01;
+mod s02;
+mod s03;
+mod s04;
+mod s05;
+mod stream;
