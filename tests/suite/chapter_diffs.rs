@@ -59,3 +59,16 @@ fn s03_to_s04_adds_hooks_and_glob_and_not_todo_write() {
 fn s04_to_s05_is_todo_write_and_no_hook_approval_or_glob_code() {
     assert_mentions("s04", "s05", &["todo_write"], &["hook", "approv", "glob", "permission", "--yes"]);
 }
+
+#[test]
+fn s04_to_s06_is_the_kernel_in_one_call_and_the_task_tool() {
+    // From s06 on every chapter is the s04 kernel plus one mechanism (COURSE §4): the todo list
+    // and the hand-built tools and hooks leave, the kernel (one call) and the subagent arrive;
+    // nothing of the permission check is written in the chapter.
+    assert_mentions(
+        "s04",
+        "s06",
+        &["kernel", "Subagents", "task_tool", "todo_tool"],
+        &["permission", "approver", "deny"],
+    );
+}

@@ -11,4 +11,5 @@ mod s02;
 mod s03;
 mod s04;
 mod s05;
+mod s06;
 mod stream;

@@ -17,7 +17,10 @@ use std::process::ExitCode;
 use clap::{Args, Command, FromArgMatches};
 
 use agent_core::approve::{Approver, ScriptedApprover};
+use agent_core::dispatch::DispatchMap;
+use agent_core::extension::Shared;
 use agent_core::hooks::{self, HookRegistry};
+use agent_core::tools;
 
 pub use crate::approve::ApprovalArgs;
 use crate::cli::{self};
@@ -80,5 +83,31 @@ impl Setup {
             self.inside_workspace(),
             self.workdir(),
         )
+    }
+}
+
+/// The course's environment clause, `{ENV}` in every SYSTEM prompt from s06 on (COURSE §4): the
+/// course has a cmd.exe sentence for Windows; the chapters run on Unix-likes.
+pub const ENVIRONMENT: &str = "Unix-like: the bash tool runs the system shell";
+
+/// The s04 kernel, on which each of the course's chapters from s06 on adds one mechanism
+/// (COURSE §4): the five base tools and the course's hooks with the permission check, and no
+/// todo list. So the mains of s06–s09 differ only in their mechanism.
+pub struct Kernel {
+    /// `bash`, `read_file`, `write_file`, `edit_file`, `glob`, in that order.
+    pub tools: DispatchMap,
+    /// The course's hooks ([`hooks::course_hooks`]), shared, so that a subagent runs under the
+    /// same log, deny list and `Allow? [y/N]` as its parent.
+    pub hooks: Shared<HookRegistry>,
+}
+
+impl Setup {
+    /// The s04 kernel for this run: the five base tools in this workspace with the flags' limits,
+    /// and the course's hooks answering `Allow? [y/N]` as `approval` says ([`Setup::approver`]).
+    pub fn kernel(&self, approval: &ApprovalArgs) -> Kernel {
+        Kernel {
+            tools: tools::all(&self.workspace, &self.tool_options),
+            hooks: Shared::new(self.course_hooks(approval)),
+        }
     }
 }

@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 
 use agent_core::agent::{Agent, TurnEnd};
 use agent_core::error::ApiError;
-use agent_core::messages::{ContentBlock, Message, MessageContent, Role};
+use agent_core::messages::{ContentBlock, Message, MessageContent, Role, UsageTotals};
 use agent_core::sanitize::one_line;
 
 use crate::ui::{Terminal, Ui};
@@ -94,21 +94,53 @@ fn report_api_error(ui: &Ui, e: &ApiError) {
 }
 
 /// A command a chapter adds to the REPL, such as s03's `/todos`: typed as `/NAME`, listed by
-/// `/help`, answered locally (nothing is sent to the model).
+/// `/help`, answered locally (nothing is sent to the model). A chapter's command of the same name
+/// as a built-in one (`/history`, `/usage`) answers in its place, so a chapter can show more of
+/// its mechanism there.
 pub struct SlashCommand {
     /// The name, without the slash, such as `todos`.
     pub name: &'static str,
     /// One line for `/help`.
     pub help: &'static str,
     /// Shows the command's answer on the terminal.
-    pub run: Box<dyn Fn(&Ui) + Send + Sync>,
+    pub run: Box<dyn Fn(&CommandContext<'_>) + Send + Sync>,
+}
+
+/// What a chapter's command sees when it is typed.
+pub struct CommandContext<'a> {
+    /// The terminal.
+    pub ui: &'a Ui,
+    /// What follows `/NAME` on the line, trimmed (`1` in `/history task 1` is `task 1`).
+    pub args: &'a str,
+    /// The agent, between turns.
+    pub agent: &'a Agent,
+    /// The session's history.
+    pub history: &'a [Message],
 }
 
 impl SlashCommand {
-    /// `/name`, described by `help`, answered by `run`.
+    /// `/name`, described by `help`, answered by `run` on the terminal alone.
     pub fn new(name: &'static str, help: &'static str, run: impl Fn(&Ui) + Send + Sync + 'static) -> Self {
+        Self { name, help, run: Box::new(move |context| run(context.ui)) }
+    }
+
+    /// `/name`, described by `help`, answered by `run`, which also sees the words after the
+    /// command, the agent and the history.
+    pub fn with_context(
+        name: &'static str,
+        help: &'static str,
+        run: impl Fn(&CommandContext<'_>) + Send + Sync + 'static,
+    ) -> Self {
         Self { name, help, run: Box::new(run) }
     }
+}
+
+/// `/usage`'s line for `usage`: `LABEL: N request(s), N input tokens, N output tokens`.
+pub fn usage_line(label: &str, usage: &UsageTotals) -> String {
+    format!(
+        "{label}: {} request(s), {} input tokens, {} output tokens",
+        usage.requests, usage.input_tokens, usage.output_tokens
+    )
 }
 
 /// The commands every chapter's REPL answers: (name, help).
@@ -130,12 +162,25 @@ fn command_word(line: &str) -> Option<&str> {
 }
 
 /// Answers one command line, `/WORD`.
-fn command(word: &str, agent: &Agent, ui: &Ui, history: &mut Vec<Message>, commands: &[SlashCommand]) {
+fn command(
+    line: &str,
+    word: &str,
+    agent: &Agent,
+    ui: &Ui,
+    history: &mut Vec<Message>,
+    commands: &[SlashCommand],
+) {
+    if let Some(c) = commands.iter().find(|c| c.name == word) {
+        let args = line.trim().strip_prefix('/').and_then(|l| l.strip_prefix(word)).unwrap_or("").trim();
+        (c.run)(&CommandContext { ui, args, agent, history });
+        return;
+    }
     match word {
         "help" => {
             let mut text = String::from("Commands (answered here, never sent to the model):\n");
-            let chapter = commands.iter().map(|c| (c.name, c.help));
-            for (name, help) in BUILT_IN.iter().copied().chain(chapter) {
+            let replaced = |name: &str| commands.iter().any(|c| c.name == name);
+            let built_in = BUILT_IN.iter().copied().filter(|(name, _)| !replaced(name));
+            for (name, help) in built_in.chain(commands.iter().map(|c| (c.name, c.help))) {
                 text.push_str(&format!("  /{name:<10} {help}\n"));
             }
             text.push_str("Keys: Ctrl-C clears the line or cancels a running turn; Ctrl-D, q or exit quits.");
@@ -146,19 +191,10 @@ fn command(word: &str, agent: &Agent, ui: &Ui, history: &mut Vec<Message>, comma
             history.clear();
             ui.say("(a new conversation: the history is empty)");
         }
-        "usage" => {
-            let u = agent.session_usage();
-            ui.say(&format!(
-                "this session: {} request(s), {} input tokens, {} output tokens",
-                u.requests, u.input_tokens, u.output_tokens
-            ));
-        }
-        _ => match commands.iter().find(|c| c.name == word) {
-            Some(c) => (c.run)(ui),
-            None => ui.error(&format!(
-                "unknown command /{word}; /help lists the commands (nothing was sent to the model)"
-            )),
-        },
+        "usage" => ui.say(&usage_line("this session", &agent.session_usage())),
+        _ => ui.error(&format!(
+            "unknown command /{word}; /help lists the commands (nothing was sent to the model)"
+        )),
     }
 }
 
@@ -267,7 +303,7 @@ pub(crate) async fn run(
             break;
         }
         if let Some(word) = command_word(trimmed) {
-            command(word, agent, ui, history, commands);
+            command(trimmed, word, agent, ui, history, commands);
             continue;
         }
         // A pasted block may end with its own newline; the prompt is the text before it.

@@ -27,6 +27,10 @@ pub const GREEN: &str = "\x1b[32m";
 pub const RED: &str = "\x1b[31m";
 /// ANSI dim (notices).
 pub const DIM: &str = "\x1b[2m";
+/// ANSI magenta (a mechanism acting: `[Subagent started]`).
+pub const MAGENTA: &str = "\x1b[35m";
+/// ANSI bright black, grey (a subagent's tool lines).
+pub const GREY: &str = "\x1b[90m";
 const RESET: &str = "\x1b[0m";
 
 /// How many characters of a tool's output the terminal shows (course §1).
@@ -344,7 +348,18 @@ impl EventSink for Terminal {
                 usage.requests, usage.input_tokens, usage.output_tokens
             )),
             Event::Line(level, text) => match level {
-                Level::Info => ui.say(text),
+                Level::Info => {
+                    self.showing().spinner = None;
+                    ui.say(text)
+                }
+                Level::Mechanism => {
+                    self.showing().spinner = None;
+                    ui.print(&format!("{}\n", paint(ui.color_out, MAGENTA, &sanitize(text))));
+                }
+                Level::Detail => {
+                    self.showing().spinner = None;
+                    ui.print(&format!("{}\n", paint(ui.color_out, GREY, &sanitize(text))));
+                }
                 Level::Notice => ui.notice(text),
                 Level::Warning => ui.warning(text),
                 Level::Error => ui.error(text),

@@ -98,6 +98,9 @@ pub enum Subject {
         /// Its literal leading folder: `../../etc` for `../../etc/*.conf`, `.` for `**/*.rs`.
         base: String,
     },
+    /// Text the call is about that no check looks at, shown in the tool line and the log (a
+    /// subagent's prompt, a skill's name).
+    Text(String),
     /// Nothing a check looks at: another tool, an unknown tool, or an input that did not parse.
     #[default]
     Nothing,
@@ -110,7 +113,8 @@ impl Subject {
             Subject::Command(text)
             | Subject::Path(text)
             | Subject::WrittenPath(text)
-            | Subject::PathPattern { pattern: text, .. } => Some(text),
+            | Subject::PathPattern { pattern: text, .. }
+            | Subject::Text(text) => Some(text),
             Subject::Nothing => None,
         }
     }

@@ -76,11 +76,18 @@ pub enum Event<'a> {
     Line(Level, &'a str),
 }
 
-/// How a [`Event::Line`] is meant: the terminal shows `Info` on stdout, the others on stderr.
+/// How a [`Event::Line`] is meant: the terminal shows `Info`, `Mechanism` and `Detail` on
+/// stdout, the others on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     /// Part of the session's story (the course prints these on stdout: `[HOOK] bash(ls)`).
     Info,
+    /// A mechanism acting: `[Subagent started]`, `[snip: …]`, `[Memory: …]` (the course prints
+    /// them in magenta).
+    Mechanism,
+    /// A detail under the line before it, such as a subagent's tool line (the course prints them
+    /// in grey).
+    Detail,
     /// A status line.
     Notice,
     /// Something went wrong but the session goes on.

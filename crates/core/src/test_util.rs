@@ -147,6 +147,8 @@ impl EventSink for EventLog {
                 self.lines.lock().unwrap_or_else(|p| p.into_inner()).push((*text).to_owned());
                 let level = match level {
                     Level::Info => "info",
+                    Level::Mechanism => "mechanism",
+                    Level::Detail => "detail",
                     Level::Notice => "notice",
                     Level::Warning => "warning",
                     Level::Error => "error",

@@ -117,7 +117,9 @@ pub fn check_tool_call(call: &ToolCall, ws: &dyn Surroundings) -> Verdict {
             }
             None => Verdict::Allow,
         },
-        Subject::Path(_) | Subject::PathPattern { .. } | Subject::Nothing => Verdict::Allow,
+        Subject::Path(_) | Subject::PathPattern { .. } | Subject::Text(_) | Subject::Nothing => {
+            Verdict::Allow
+        }
     }
 }
 
