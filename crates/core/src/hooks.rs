@@ -29,7 +29,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use crate::approve::Approver;
+use crate::approve::{Answer, Approver};
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::events::{Events, Level, line};
 use crate::extension::{Decision, Extension};
@@ -317,7 +317,8 @@ pub fn register_log_hook(registry: &mut HookRegistry, events: Events) {
 
 /// Registers the permission hook on `PreToolUse`, built on [`permission::check_tool_call`]:
 /// - `Deny(text)` → answers `text` (`Permission denied by deny list`, or the error for an input that is not an object);
-/// - `Ask(reason)` → `approver.ask(reason)`; a refusal answers `Permission denied by user`;
+/// - `Ask(question)` → `approver.answer(question)`; a refusal answers `Permission denied by user`
+///   (an approver that remembers `a`, such as [`permission::SessionApprover`], does so there);
 /// - `Allow` (or an approval) → passes.
 pub fn register_permission_hook(
     registry: &mut HookRegistry,
@@ -329,7 +330,9 @@ pub fn register_permission_hook(
         Ok(match permission::check_tool_call(call, inside_workspace.as_ref()) {
             Verdict::Allow => None,
             Verdict::Deny(text) => Some(text),
-            Verdict::Ask(reason) => (!approver.ask(&reason)).then(|| DENIED_BY_USER.to_string()),
+            Verdict::Ask(question) => {
+                (approver.answer(&question) == Answer::No).then(|| DENIED_BY_USER.to_string())
+            }
         })
     });
 }

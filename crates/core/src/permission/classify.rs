@@ -1,32 +1,39 @@
-//! The destructive-command classifier: why a shell command needs a "yes" before it runs.
+//! The classifier: why a shell command needs a "yes" before it runs.
 //!
-//! [`classify`] reads the command through the [tokeniser](mod@super::tokenize) and answers
-//! `Some(reason)` (ask) or `None` (run). It asks:
-//! - about anything it **cannot read**: a command or process substitution anywhere; a variable,
-//!   glob, brace expansion or ANSI-C quote in command position (or in the arguments of a
-//!   command judged by its arguments); `eval`, `source`/`.`, `alias`, `trap`, `coproc`, `hash
-//!   -p`, `fc`, `enable -f`; a shell or interpreter that reads code from an argument, standard
-//!   input, a here-document or a pipe (`python3 -c`, `perl -e`, `node -e`, `sh` alone, awk
-//!   programs that can run or write, sed scripts with `e`/`w`); a command it cannot parse;
-//! - about a **wrapper** by the command it runs (`env`, `command`, `exec`, `nice`, `nohup`,
-//!   `timeout`, `xargs`, `find -exec`, `flock`, `taskset`, `strace`, `script -c`, `unshare`,
-//!   `setpriv`, `stdbuf`, `ionice`, `setsid`, `time`, `busybox`, `sh -c`), and about the wrapper
-//!   itself when its options are not known or the command cannot be extracted (`su`, `doas`,
-//!   `chroot`, `watch`, `parallel`, `ssh`, `at`, `crontab`, …);
-//! - about **destructive words and forms**: `rm`, `rmdir`, `unlink`, `shred`, `truncate`,
-//!   `dd of=`; a redirection that truncates a file that exists (`>`, `>|`, `&>`, `<>`, `exec 3>`);
-//!   `sed -i`, `perl -i`, `ruby -i`; `cp`/`mv`/`install`/`ln -f`/`tee`/`rsync` onto a file that
-//!   exists, `mv` out of the workspace; `tar --remove-files` and extraction over files; `chmod`,
-//!   `chown`, `chgrp`; `git clean`, `checkout -- …`, `restore`, `reset --hard`, `stash
-//!   drop|clear`, `push --force`, `branch -D`, `rm`, `config` (writing), `-c`; `find -delete`;
-//!   `patch`, `git apply`; output options onto existing files (`sort -o`, `curl -o`, `wget -O`);
-//! - about writes to files that steer later runs: `.env`, `.git/config`, `.git/hooks/*`.
+//! [`judge`] reads the command through the [tokeniser](mod@super::tokenize) and lists every
+//! [`Finding`]; no finding means the command runs unasked. The rule (ours, stricter than the
+//! course's): a command runs unasked only when **every program in it is on the list of known
+//! programs** ([`known`](mod@super::known)) with arguments under which it only reads, or only
+//! writes new files inside the workspace, and when every redirection does the same. So it asks
+//! about:
+//! - a program **not on the list** (`python3 x.py`, `make`, `gzip v`, `vim -es …`, `./build.sh`,
+//!   `setarch x86_64 …`): nothing tells what it does;
+//! - a listed program with an option that writes or runs something (`sort -uo v`, `git log
+//!   --output=v`, `find -delete`, `tar --checkpoint-action=…`, `sed -i`), or with arguments only
+//!   known when it runs (`sort $f`, `git diff *.rs`: a file named `--output=v` is an option);
+//! - the course's **destructive words** (`rm`, `rmdir`, `unlink`, `shred`, `del`, …), by command
+//!   word, wherever they stand (`echo hi && rm x`, `sh -c 'rm x'`, `nice rm x`);
+//! - anything it **cannot read**: a command or process substitution, a variable, glob or brace in
+//!   command position, `eval`, `source`, `alias`, `trap`, a shell reading standard input, a
+//!   here-document or a script file (`sh /dev/stdin <<E`), an arithmetic expansion bash would
+//!   evaluate (`${a[f]}`), a command that cannot be parsed;
+//! - a **variable** a program could take code from (`PATH=…`, `BASH_ENV=…`, `LD_PRELOAD=…`;
+//!   see [`known::HARMLESS_VARIABLES`](super::known::HARMLESS_VARIABLES));
+//! - a **write** that is not a new file inside the workspace: a redirection onto a file that
+//!   exists (`>`, `>|`, `&>`, `<>`), anything outside the workspace, any write after a `cd`, and
+//!   any write of a file that steers later runs ([`steering_file`]: `.env`, anything under
+//!   `.git`). Appending (`>>`) is fine onto a plain file inside the workspace.
+//!
+//! Each finding says which program it is about ([`Finding::program`]), so a user can allow that
+//! program for the rest of the session (`a`, `--allow`); a finding about a write that steers
+//! later runs, a substitution or a redirection names no program and is asked about every time.
 //!
 //! "Exists" is asked of the workspace ([`Surroundings`]); a path that an earlier command of the
 //! same line mentions, or any path after a `cd`, is taken to exist, so `mv v x; > x` still asks.
 
 use std::collections::HashSet;
 
+use super::known::{self, Entry, GIT_READS, SUBCOMMAND_PROGRAMS, SYSTEM_DIRS, harmless_variable};
 use super::tokenize::{MAX_NESTING, SimpleCommand, TokenizeError, parse};
 
 /// What the classifier asks of the workspace. Paths are as the command gives them, relative to
@@ -38,6 +45,17 @@ pub trait Surroundings {
     fn is_dir(&self, path: &str) -> bool;
     /// `true` when `path` resolves inside the workspace (the workspace rule, course §1).
     fn inside(&self, path: &str) -> bool;
+    /// `true` when `path` is a regular file that is not a symlink and has no other name (one
+    /// hard link), so appending to it changes that file alone. The careful default is `false`.
+    fn plain_file(&self, _path: &str) -> bool {
+        false
+    }
+    /// `path` relative to the workspace root once every symlink on the way is followed, when it
+    /// resolves inside the workspace (`x` → `.env` for a link `x` to `.env`). The default knows
+    /// nothing (`None`).
+    fn resolved(&self, _path: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Surroundings that know nothing: every path exists and is a file; a path is inside when it is
@@ -58,108 +76,101 @@ impl Surroundings for Unknown {
     }
 }
 
-/// Says why `command` needs the user's "yes", or `None` when it can run (see the module docs).
-/// A command that cannot be tokenised asks: `cannot be parsed (WHY), so it is treated as
-/// destructive`.
+/// One reason a command needs a "yes".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// A short English phrase, such as `deletes files with 'rm'`.
+    pub reason: String,
+    /// The program it is about, as an `a` answer would allow it for the session: `python3`,
+    /// `git commit` (see [`command_key`]); `None` when no allowance may waive it (a write that
+    /// steers later runs, a redirection, a substitution, something unreadable).
+    pub program: Option<String>,
+}
+
+/// Every reason `command` needs the user's "yes", in the order found (see the module docs); an
+/// empty list when it runs unasked. A command that cannot be tokenised gives one finding:
+/// `cannot be parsed (WHY), so it is treated as destructive`.
+pub fn judge(command: &str, ws: &dyn Surroundings) -> Vec<Finding> {
+    let mut state = State {
+        ws,
+        cwd_changed: false,
+        mentioned: HashSet::new(),
+        functions: HashSet::new(),
+        fds_to_files: false,
+        linked: HashSet::new(),
+        findings: Vec::new(),
+    };
+    state.script(command, 0);
+    let mut seen = HashSet::new();
+    state.findings.retain(|f| seen.insert((f.reason.clone(), f.program.clone())));
+    state.findings
+}
+
+/// The first reason of [`judge`], or `None` when `command` runs unasked.
 pub fn classify(command: &str, ws: &dyn Surroundings) -> Option<String> {
-    let mut state = State { ws, cwd_changed: false, mentioned: HashSet::new() };
-    state.script(command, 0)
+    judge(command, ws).into_iter().next().map(|f| f.reason)
 }
 
 /// Command words that delete files (compared case-insensitively, after the directory and a
 /// `.exe` suffix are stripped): POSIX `rm`, `rmdir`, `unlink`, `shred`; Windows `del`, `erase`,
-/// `rd`; PowerShell `Remove-Item`.
+/// `rd`; PowerShell `Remove-Item` (course §3).
 pub const DELETE_COMMANDS: &[&str] = &["rm", "rmdir", "unlink", "shred", "del", "erase", "rd", "remove-item"];
-
-/// Shells: `-c SCRIPT` is read and judged; no script at all means commands from standard input.
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash"];
-
-/// Interpreters and the options that give them code on the command line.
-const INTERPRETERS: &[(&str, &[&str])] = &[
-    ("python", &["-c"]),
-    ("perl", &["-e", "-E"]),
-    ("ruby", &["-e"]),
-    ("node", &["-e", "--eval", "-p", "--print"]),
-    ("nodejs", &["-e", "--eval", "-p", "--print"]),
-    ("deno", &["eval"]),
-    ("bun", &["-e", "--eval", "-p", "--print"]),
-    ("php", &["-r", "-R", "-B", "-E", "-F", "-a"]),
-    ("lua", &["-e"]),
-    ("luajit", &["-e"]),
-    ("rscript", &["-e"]),
-    ("julia", &["-e", "-E", "--eval", "--print"]),
-    ("pwsh", &["-c", "-command", "-encodedcommand", "-e", "-ec"]),
-    ("powershell", &["-c", "-command", "-encodedcommand", "-e", "-ec"]),
-    ("osascript", &["-e"]),
-    ("tclsh", &[]),
-    ("wish", &[]),
-    ("expect", &["-c"]),
-    ("irb", &[]),
-    ("jshell", &[]),
-    ("guile", &["-c"]),
-    ("racket", &["-e"]),
-    ("sbcl", &["--eval"]),
-];
-
-/// Commands that run another command this check does not extract: asked about as they are.
-const OPAQUE_WRAPPERS: &[&str] = &[
-    "su",
-    "doas",
-    "pkexec",
-    "runuser",
-    "chroot",
-    "nsenter",
-    "chrt",
-    "numactl",
-    "watch",
-    "parallel",
-    "systemd-run",
-    "prlimit",
-    "cgexec",
-    "valgrind",
-    "gdb",
-    "perf",
-    "faketime",
-    "fakeroot",
-    "torsocks",
-    "proxychains",
-    "proxychains4",
-    "xvfb-run",
-    "sg",
-    "firejail",
-    "bwrap",
-    "ssh",
-    "tmux",
-    "screen",
-    "at",
-    "batch",
-    "crontab",
-    "dbus-run-session",
-    "catchsegv",
-    "entr",
-    "ltrace",
-    "cmd",
-];
 
 /// Words at command position that are syntax, not commands (`if rm x; then …`).
 const RESERVED: &[&str] =
-    &["!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "[[", "]]"];
+    &["!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "esac"];
 
 /// Builtins whose effect cannot be read from the command line: they run code given as text,
-/// from a file, or later.
-const UNREADABLE: &[&str] = &["eval", "source", ".", "coproc", "fc"];
+/// from a file, or later, or change what a name runs.
+const UNREADABLE: &[&str] =
+    &["eval", "source", ".", "coproc", "fc", "alias", "trap", "enable", "hash", "bind", "function"];
 
 /// The reason given for a command that cannot be read.
 fn unparsable(error: &TokenizeError) -> String {
     format!("cannot be parsed ({error}), so it is treated as destructive")
 }
 
-/// A classification in progress: the surroundings, and what earlier commands of the same line
-/// changed (a `cd`) or named.
+/// The program an allowance names for a command whose program is `name` and arguments `args`:
+/// `name`, or `name SUB` for the programs of
+/// [`SUBCOMMAND_PROGRAMS`](super::known::SUBCOMMAND_PROGRAMS) (`git commit`, `cargo test`;
+/// options and their values before the subcommand are skipped).
+pub fn command_key(name: &str, args: &[String]) -> String {
+    if !SUBCOMMAND_PROGRAMS.contains(&name) {
+        return name.to_string();
+    }
+    let with_value: &[&str] = match name {
+        "git" => &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"],
+        "make" => &["-C", "-f", "-I", "-o", "-W", "--directory", "--file", "--makefile"],
+        "docker" | "podman" => &["-H", "--host", "--context", "--config", "-c", "--log-level", "-l"],
+        _ => &[],
+    };
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if with_value.contains(&a.as_str()) {
+            i += 2;
+        } else if a.starts_with('-') || a.starts_with('+') {
+            i += 1;
+        } else {
+            return format!("{name} {a}");
+        }
+    }
+    name.to_string()
+}
+
+/// A classification in progress: the surroundings, what earlier commands of the same line
+/// changed (a `cd`), named, or defined, and the findings so far.
 struct State<'a> {
     ws: &'a dyn Surroundings,
     cwd_changed: bool,
     mentioned: HashSet<String>,
+    /// Functions the line defines (`f() { …; }`); their bodies are judged where they stand.
+    functions: HashSet<String>,
+    /// Some redirection of the line writes a file, so `/dev/stdout` or `/dev/fd/N` may be one.
+    fds_to_files: bool,
+    /// Paths an earlier `ln` or `cp` of the line makes, which may be links: a write at or under
+    /// one could land anywhere (`ln -s / r && echo x > r/etc/f`).
+    linked: HashSet<String>,
+    findings: Vec<Finding>,
 }
 
 /// A command's words from its command word on, with what could change each.
@@ -167,6 +178,7 @@ struct State<'a> {
 struct Words<'w> {
     words: &'w [String],
     unknown: &'w [Option<&'static str>],
+    splits: &'w [bool],
     /// More arguments arrive when it runs (`xargs`, `find -exec … {}`).
     extra: bool,
 }
@@ -176,6 +188,7 @@ impl<'w> Words<'w> {
         Words {
             words: self.words.get(i..).unwrap_or_default(),
             unknown: self.unknown.get(i..).unwrap_or_default(),
+            splits: self.splits.get(i..).unwrap_or_default(),
             extra: self.extra,
         }
     }
@@ -183,6 +196,7 @@ impl<'w> Words<'w> {
         Words {
             words: self.words.get(..n).unwrap_or(self.words),
             unknown: self.unknown.get(..n).unwrap_or(self.unknown),
+            splits: self.splits.get(..n).unwrap_or(self.splits),
             extra: self.extra,
         }
     }
@@ -191,6 +205,9 @@ impl<'w> Words<'w> {
     }
     fn unknown(&self, i: usize) -> Option<&'static str> {
         self.unknown.get(i).copied().flatten()
+    }
+    fn splits(&self, i: usize) -> bool {
+        self.splits.get(i).copied().unwrap_or(false)
     }
     /// The words after the command word.
     fn args(&self) -> &'w [String] {
@@ -205,29 +222,51 @@ impl<'w> Words<'w> {
     }
 }
 
+/// How a file is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Write {
+    /// Created, or truncated when it exists (`>`, `cp`, `tee`).
+    Create,
+    /// Appended to, or created (`>>`, `tee -a`).
+    Append,
+    /// Created when missing; an existing one keeps its content (`touch`, `mkdir`, `ln`).
+    Make,
+}
+
 impl State<'_> {
-    /// Classifies a whole command line at nesting `depth`.
-    fn script(&mut self, script: &str, depth: usize) -> Option<String> {
+    fn push(&mut self, program: Option<String>, reason: impl Into<String>) {
+        self.findings.push(Finding { reason: reason.into(), program });
+    }
+
+    /// Judges a whole command line at nesting `depth`.
+    fn script(&mut self, script: &str, depth: usize) {
         if depth > MAX_NESTING {
-            return Some(unparsable(&TokenizeError::TooDeep));
+            return self.push(None, unparsable(&TokenizeError::TooDeep));
         }
         let parsed = match parse(script) {
             Ok(p) => p,
-            Err(e) => return Some(unparsable(&e)),
+            Err(e) => return self.push(None, unparsable(&e)),
         };
         if parsed.substitution {
-            return Some(
-                "runs a command substitution, whose commands cannot be known before it runs".to_string(),
+            self.push(None, "runs a command substitution, whose commands cannot be known before it runs");
+        }
+        if parsed.arithmetic {
+            self.push(
+                None,
+                "holds arithmetic bash evaluates ((( … )), a subscript, a substring, ${!x}), where a variable's value can run a command",
             );
         }
+        self.functions.extend(parsed.functions.iter().cloned());
+        let writes_files =
+            parsed.commands.iter().flat_map(|c| &c.redirects).any(|r| {
+                (r.writes() || (r.op == ">&" && !is_fd(&r.target))) && !r.target.starts_with("/dev/")
+            });
+        self.fds_to_files |= writes_files;
         for command in &parsed.commands {
-            if let Some(reason) = self.simple(command, depth) {
-                return Some(reason);
-            }
+            self.simple(command, depth);
             self.mentioned.extend(command.words.iter().cloned());
             self.mentioned.extend(command.redirects.iter().map(|r| r.target.clone()));
         }
-        None
     }
 
     /// `true` when `path` may exist by the time the command runs.
@@ -236,101 +275,250 @@ impl State<'_> {
     }
 
     /// One simple command: its redirections, then its words.
-    fn simple(&mut self, command: &SimpleCommand, depth: usize) -> Option<String> {
-        for r in command.redirects.iter().filter(|r| r.writes() || r.op == ">&") {
-            if r.op == ">&" && (r.target == "-" || r.target.chars().all(|c| c.is_ascii_digit())) {
-                continue; // `2>&1`, `>&-`: file descriptors, not files
+    fn simple(&mut self, command: &SimpleCommand, depth: usize) {
+        for r in &command.redirects {
+            let fd_copy = r.op == ">&" && is_fd(&r.target);
+            if !(r.writes() || r.op == ">&") || fd_copy {
+                continue; // inputs, here-documents, `2>&1`, `>&-`
             }
             if let Some(why) = r.unknown {
-                return Some(format!("writes to a file named by {why} ({} {})", r.op, r.target));
+                self.push(None, format!("writes to a file named by {why} ({} {})", r.op, r.target));
+                continue;
             }
-            if let Some(reason) = self.writes_to(&r.target, matches!(r.op.as_str(), ">>" | "&>>")) {
-                return Some(format!("{reason} with '{}'", r.op));
+            let how = if matches!(r.op.as_str(), ">>" | "&>>") { Write::Append } else { Write::Create };
+            if let Some(reason) = self.write_target(&r.target, how) {
+                self.push(None, format!("{reason} with '{}'", r.op));
             }
         }
-        let words = Words { words: &command.words, unknown: &command.unknown, extra: false };
-        self.words(words, depth)
+        let words =
+            Words { words: &command.words, unknown: &command.unknown, splits: &command.splits, extra: false };
+        self.words(words, depth);
     }
 
-    /// Why writing to `target` needs a yes: a file that steers later runs, or (unless
-    /// `appending`) a file that exists and would be truncated. Harmless devices never do.
-    fn writes_to(&self, target: &str, appending: bool) -> Option<String> {
-        if is_harmless_device(target) {
+    /// Why writing `target` needs a yes: it steers later runs, lies outside the workspace,
+    /// comes after a `cd`, or (per `how`) would change a file that exists. Harmless devices never
+    /// do.
+    fn write_target(&self, target: &str, how: Write) -> Option<String> {
+        if self.harmless_device(target, how) {
             return None;
-        }
-        if !self.ws.inside(target) {
-            return Some(format!("writes outside the workspace ({target})"));
         }
         if let Some(what) = steering_file(target) {
             return Some(format!("writes {target}, {what}"));
         }
-        (!appending && self.may_exist(target)).then(|| format!("overwrites {target}"))
+        if self.cwd_changed {
+            return Some(format!("writes {target} after a cd, where this check cannot see what it is"));
+        }
+        if let Some(link) = ancestors(target).find(|a| self.linked.contains(a)) {
+            return Some(format!(
+                "writes {target} through {link}, which an earlier command of this line may make a link"
+            ));
+        }
+        if !self.ws.inside(target) {
+            return Some(format!("writes outside the workspace ({target})"));
+        }
+        if let Some(what) = self.ws.resolved(target).as_deref().and_then(steering_file) {
+            return Some(format!("writes {target}, a link to a file {what}"));
+        }
+        match how {
+            Write::Create => self.may_exist(target).then(|| format!("overwrites {target}")),
+            Write::Append => {
+                let plain = !self.mentioned.contains(target) && self.ws.plain_file(target);
+                (self.may_exist(target) && !plain)
+                    .then(|| format!("appends to {target}, which may be a link to another file"))
+            }
+            Write::Make => None,
+        }
+    }
+
+    /// The devices that are fine to write to: `/dev/null`, `/dev/zero`, `/dev/tty`; and
+    /// `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` when appending, or when no redirection of the
+    /// line points a file descriptor at a file (`exec 3>>f; : > /dev/fd/3` truncates `f`).
+    fn harmless_device(&self, path: &str, how: Write) -> bool {
+        match path.strip_prefix("/dev/") {
+            Some("null" | "zero" | "tty") => true,
+            Some(rest) => {
+                let stream = matches!(rest, "stdout" | "stderr")
+                    || rest
+                        .strip_prefix("fd/")
+                        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+                stream && (how == Write::Append || !self.fds_to_files)
+            }
+            None => false,
+        }
     }
 
     /// The words of a simple command (redirections already judged).
-    fn words(&mut self, w: Words<'_>, depth: usize) -> Option<String> {
+    fn words(&mut self, w: Words<'_>, depth: usize) {
         if depth > MAX_NESTING {
-            return Some(unparsable(&TokenizeError::TooDeep));
+            return self.push(None, unparsable(&TokenizeError::TooDeep));
         }
-        // Assignments and reserved words come before the command word.
+        // Reserved words and assignments come before the command word.
         let mut i = 0;
         while let Some(word) = w.get(i) {
-            if is_assignment(word) || (w.unknown(i).is_none() && RESERVED.contains(&word)) {
+            if w.unknown(i).is_none() && RESERVED.contains(&word) {
+                i += 1;
+            } else if is_assignment(word) {
+                self.assignment(word);
                 i += 1;
             } else {
                 break;
             }
         }
         let w = w.from(i);
-        let word = w.get(0)?;
+        let Some(word) = w.get(0) else { return };
         if let Some(why) = w.unknown(0) {
-            return Some(format!(
-                "the command word holds {why}, so the command cannot be known before it runs"
-            ));
+            return self.push(
+                None,
+                format!("the command word holds {why}, so the command cannot be known before it runs"),
+            );
         }
-        let name = command_name(word);
+        match word {
+            "case" => return, // `case WORD in`: the patterns are dropped by the tokeniser
+            "for" | "select" => {
+                if let Some(name) = w.get(1).filter(|n| !harmless_variable(n)) {
+                    self.push(None, format!("sets {name}, which can tell programs where to find code"));
+                }
+                return;
+            }
+            _ => {}
+        }
+        let name = match self.program_name(word) {
+            Ok(name) => name,
+            Err(finding) => return self.findings.push(finding),
+        };
         let args = w.args();
-        let name = name.as_str();
-        if name == "cd" || name == "pushd" || name == "popd" {
-            self.cwd_changed = true;
-            return None;
+        if self.functions.contains(name.as_str()) {
+            return; // a function of this line: its body was judged where it stands
         }
-        if UNREADABLE.contains(&name) {
-            return Some(format!("'{name}' runs code that cannot be read before it runs"));
+        let key = command_key(&name, args);
+        let folded = fold(&name);
+        if DELETE_COMMANDS.contains(&folded.as_str()) {
+            self.push(Some(folded.clone()), format!("deletes files with '{folded}'"));
+            return self.steering_arguments(w);
         }
-        if matches!(name, "alias" | "trap") && !args.is_empty() && !args.iter().all(|a| a == "-p") {
-            return Some(format!("'{name}' sets up code that runs later"));
-        }
-        if (name == "hash" && args.iter().any(|a| a.starts_with("-p")))
-            || (name == "enable" && args.iter().any(|a| a.starts_with('-') && a.contains('f')))
+        if UNREADABLE.contains(&name.as_str())
+            && !(name == "hash" && args.iter().all(|a| a == "-r" || a == "-t"))
         {
-            return Some(format!("'{name}' changes what a command name runs"));
+            return self.push(None, format!("'{name}' runs code that cannot be read before it runs"));
         }
-        if OPAQUE_WRAPPERS.contains(&name) {
-            return Some(format!("'{name}' runs a command this check cannot see"));
+        match known::entry(&name) {
+            None => {
+                self.push(Some(key), format!("runs '{name}', which is not on the list of known programs"));
+                self.steering_arguments(w);
+            }
+            Some(Entry::Reader) => {}
+            Some(Entry::ReaderUnless(unsafe_options)) => {
+                // printf's arguments after the format are only printed.
+                let judged = if name == "printf" && !w.extra { w.take(2) } else { w };
+                if let Some(reason) = judged.args_unknown() {
+                    return self.push(Some(key), format!("'{name}': {reason}"));
+                }
+                if name == "printf" && args.first().is_none_or(|a| a != "-v") {
+                    return;
+                }
+                if let Some(option) = unsafe_options.iter().find(|o| has_option(args, o)) {
+                    self.push(Some(key), format!("'{name} {option}' writes a file or runs a command"));
+                    self.steering_arguments(w);
+                }
+            }
+            Some(Entry::Judged) => self.judged(&name, &key, w, depth),
+            Some(Entry::Wrapper) => self.wrapper(&name, &key, w, depth),
+            Some(Entry::Shell) => self.shell(&name, &key, w, depth),
         }
-        if let Some(found) = self.wrapper(name, w, depth) {
-            return found;
-        }
-        if DELETE_COMMANDS.contains(&name) {
-            return Some(format!("deletes files with '{name}'"));
-        }
-        if let Some(family) = interpreter(name) {
-            return self.interpreter(family, w, depth);
-        }
-        self.destructive_form(name, w)
     }
 
-    /// A wrapper runs the command after its options: `Some(verdict)` when `name` is one (the
-    /// verdict on what it runs), `None` when it is not a wrapper.
-    fn wrapper(&mut self, name: &str, w: Words<'_>, depth: usize) -> Option<Option<String>> {
-        let rest = w.from(1);
+    /// A `NAME=value` word: a name other than a shell variable or a known harmless one asks.
+    fn assignment(&mut self, word: &str) {
+        let name = word.split('=').next().unwrap_or(word).trim_end_matches('+');
+        if !harmless_variable(name) {
+            self.push(
+                None,
+                format!("sets {name}, which can tell programs where to find code or what to run"),
+            );
+        }
+    }
+
+    /// The program a command word names: a bare name, or a path into a system folder
+    /// ([`SYSTEM_DIRS`]) taken as its last part. Any other path is a program or script this check
+    /// cannot read: a finding naming it.
+    fn program_name(&self, word: &str) -> Result<String, Finding> {
+        if !word.contains(['/', '\\']) {
+            return Ok(word.to_string());
+        }
+        let system = SYSTEM_DIRS.iter().any(|d| word.starts_with(d))
+            && !word.split('/').any(|p| p == ".." || p == ".")
+            && !self.ws.inside(word);
+        let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
+        if system && !base.is_empty() {
+            return Ok(base.to_string());
+        }
+        if DELETE_COMMANDS.contains(&fold(base).as_str()) {
+            return Ok(base.to_string());
+        }
+        Err(Finding {
+            reason: format!("runs '{word}', a program or script this check cannot read"),
+            program: Some(word.to_string()),
+        })
+    }
+
+    /// For a command that already asks: a finding for each argument that names a file steering
+    /// later runs, so that no allowance for the program lets it write `.env` or `.git` silently.
+    fn steering_arguments(&mut self, w: Words<'_>) {
+        let named: Vec<&'static str> = w.args().iter().filter_map(|a| mentions_steering(a)).collect();
+        if let Some(what) = named.first() {
+            self.push(None, format!("names {what}"));
+        }
+    }
+
+    /// Pushes a finding when the arguments are only known when it runs; `true` when they are
+    /// known.
+    fn known_args(&mut self, name: &str, key: &str, w: Words<'_>) -> bool {
+        match w.args_unknown() {
+            Some(reason) => {
+                self.push(Some(key.to_string()), format!("'{name}': {reason}"));
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// The programs of [`known::JUDGED`] and their kin.
+    fn judged(&mut self, name: &str, key: &str, w: Words<'_>, depth: usize) {
+        if w.extra {
+            return self.push(
+                Some(key.to_string()),
+                format!("'{name}' gets more arguments when it runs, so what it does cannot be known"),
+            );
+        }
+        match name {
+            "cd" | "pushd" | "popd" => self.cwd_changed = true,
+            "git" => self.git(w),
+            "find" => self.find(key, w, depth),
+            "sed" => self.sed(key, w),
+            "awk" | "mawk" | "gawk" | "nawk" => self.awk(name, key, w),
+            "cp" => self.cp(key, w),
+            "ln" => self.ln(key, w),
+            "mkdir" | "touch" => self.make(name, key, w),
+            "tee" => self.tee(key, w),
+            "tar" => self.tar(key, w),
+            "uniq" | "xxd" => self.one_input(name, key, w),
+            "test" | "[" => self.test(name, w),
+            "[[" => self.double_bracket(w),
+            "set" => self.set(w),
+            "export" | "readonly" | "declare" | "typeset" | "local" | "unset" => self.declare(name, w),
+            "read" => self.read(w),
+            _ => {}
+        }
+    }
+
+    /// A wrapper runs the command after its options; that command is judged in its place.
+    fn wrapper(&mut self, name: &str, key: &str, w: Words<'_>, depth: usize) {
         let args = w.args();
         // (short options without value, short options with a value, long with a value)
         let spec: (&str, &str, &[&str]) = match name {
             "command" => {
                 if args.iter().take_while(|a| a.starts_with('-')).any(|a| a.contains(['v', 'V'])) {
-                    return Some(None); // `command -v rm` only says what `rm` is
+                    return; // `command -v rm` only says what `rm` is
                 }
                 ("p", "", &[])
             }
@@ -339,477 +527,273 @@ impl State<'_> {
             "exec" => ("cl", "a", &[]),
             "time" => ("pvqa", "fo", &["--format", "--output"]),
             "nice" => ("", "n", &["--adjustment"]),
-            "ionice" => {
-                if args.iter().any(|a| a == "-p" || a == "-P" || a == "-u") {
-                    return Some(None);
-                }
-                ("t", "cn", &["--class", "--classdata"])
-            }
+            "ionice" => ("t", "cn", &["--class", "--classdata"]),
             "stdbuf" => ("", "ioe", &["--input", "--output", "--error"]),
             "timeout" => ("v", "ks", &["--kill-after", "--signal"]),
             "xargs" => (
                 "0oprtx",
                 "adEILnPs",
-                &["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars"],
+                &[
+                    "--arg-file",
+                    "--delimiter",
+                    "--max-args",
+                    "--max-procs",
+                    "--max-chars",
+                    "--max-lines",
+                    "--eof",
+                ],
             ),
             "env" => ("i0v", "uCS", &["--unset", "--chdir", "--split-string"]),
             "flock" => ("sxunoFe", "Ew", &["--conflict-exit-code", "--timeout"]),
-            "taskset" => {
-                if args.iter().any(|a| {
-                    a == "-p"
-                        || a == "--pid"
-                        || (a.starts_with('-') && !a.starts_with("--") && a.contains('p'))
-                }) {
-                    return Some(None);
-                }
-                ("ac", "", &[])
-            }
-            "strace" => (
-                "cCdDfFhiqrtTvVwxyYzZk",
-                "abeEIoOpPsSuUX",
-                &["--output", "--trace", "--signal", "--user", "--env"],
-            ),
-            "script" => (
-                "aefqt",
-                "cBIOTEmo",
-                &["--command", "--log-io", "--log-in", "--log-out", "--log-timing", "--echo"],
-            ),
-            "unshare" => (
-                "fmuipnUCTcr",
-                "SGRw",
-                &["--setuid", "--setgid", "--root", "--wd", "--map-user", "--map-group", "--propagation"],
-            ),
-            "setpriv" => (
-                "d",
-                "",
-                &[
-                    "--reuid",
-                    "--regid",
-                    "--ruid",
-                    "--euid",
-                    "--rgid",
-                    "--egid",
-                    "--groups",
-                    "--inh-caps",
-                    "--ambient-caps",
-                    "--bounding-set",
-                    "--securebits",
-                    "--pdeathsig",
-                    "--selinux-label",
-                    "--apparmor-profile",
-                    "--landlock-access",
-                    "--landlock-rule",
-                ],
-            ),
-            "busybox" => ("", "", &[]),
-            _ => return None,
+            "taskset" => ("ac", "", &[]),
+            _ => ("", "", &[]),
         };
         if name == "nice"
             && args.first().is_some_and(|a| {
                 a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| c.is_ascii_digit())
             })
         {
-            return Some(self.words(rest.from(1), depth + 1)); // the old form `nice -10 CMD`
+            return self.words(w.from(2), depth + 1); // the old form `nice -10 CMD`
         }
-        let Some(opts) = options(args, spec.0, spec.1, spec.2, name == "xargs") else {
-            return Some(Some(format!(
-                "'{name}' has an option this check does not know, so the command it runs cannot be found"
-            )));
+        let Some(end) = options(args, spec.0, spec.1, spec.2, name == "xargs") else {
+            return self.push(
+                Some(key.to_string()),
+                format!(
+                    "'{name}' has an option this check does not know, so the command it runs cannot be found"
+                ),
+            );
         };
-        let given = |keys: &[&str]| option_value(args.get(..opts.end).unwrap_or_default(), keys);
+        let given = |keys: &[&str]| option_value(args.get(..end).unwrap_or_default(), keys);
+        if matches!(name, "ionice" | "taskset")
+            && args
+                .get(..end)
+                .unwrap_or_default()
+                .iter()
+                .any(|a| a == "-p" || a == "--pid" || a == "-P" || a == "-u")
+        {
+            return; // changes a running process's priority or CPUs
+        }
         match name {
             "env" => {
+                if given(&["-C", "--chdir"]).is_some() {
+                    self.cwd_changed = true;
+                }
                 if let Some(script) = given(&["-S", "--split-string"]) {
-                    return Some(self.script(&script, depth + 1));
+                    return self.script(&script, depth + 1);
                 }
             }
-            "script" => {
-                return Some(match given(&["-c", "--command"]) {
-                    Some(script) => self.script(&script, depth + 1),
-                    None => Some(
-                        "'script' without -c starts a shell that reads commands from standard input".into(),
-                    ),
-                });
-            }
-            "strace" | "time" if given(&["-o", "--output"]).is_some() => {
-                return Some(Some(format!("'{name} -o' writes a file")));
+            "time" if given(&["-o", "--output"]).is_some() => {
+                return self.push(Some(key.to_string()), "'time -o' writes a file");
             }
             _ => {}
         }
-        let mut start = opts.end;
+        let mut start = end;
         match name {
             "env" => {
-                while args.get(start).is_some_and(|a| is_assignment(a)) {
+                while let Some(a) = args.get(start).filter(|a| is_assignment(a)) {
+                    self.assignment(a);
                     start += 1;
                 }
             }
             "timeout" | "taskset" => start += 1, // the duration, the mask
             "flock" => {
-                start += 1; // the lock file, then a command or `-c SCRIPT`
+                // The lock file, created when missing, then a command or `-c SCRIPT`.
+                if let Some(lock) = args.get(start)
+                    && let Some(reason) = self.write_target(lock, Write::Make)
+                {
+                    self.push(Some(key.to_string()), format!("{reason} with 'flock'"));
+                }
+                start += 1;
                 if matches!(args.get(start).map(String::as_str), Some("-c" | "--command")) {
-                    return Some(match (args.get(start + 1), rest.unknown(start + 1)) {
-                        (Some(_), Some(why)) => Some(format!("'flock -c' runs a script that holds {why}")),
+                    match (args.get(start + 1), w.unknown(start + 2)) {
+                        (Some(_), Some(why)) => self.push(
+                            Some(key.to_string()),
+                            format!("'flock -c' runs a script that holds {why}"),
+                        ),
                         (Some(script), None) => self.script(script, depth + 1),
-                        (None, _) => None,
-                    });
+                        (None, _) => {}
+                    }
+                    return;
                 }
             }
             _ => {}
         }
-        if name == "unshare" && args.get(start).is_none() {
-            return Some(Some("'unshare' without a command starts a shell".into()));
+        // A word before the command that the shell may split could become the command itself
+        // (`timeout $t ls` with `t='5 rm'`).
+        if (1..=start.min(args.len())).any(|i| w.splits(i)) {
+            return self.push(
+                Some(key.to_string()),
+                format!("'{name}': {}", w.take(start + 1).args_unknown().unwrap_or_default()),
+            );
         }
-        let mut inner = rest.from(start);
-        inner.extra |= name == "xargs";
+        let inner = w.from(1 + start);
         if inner.get(0).is_none() {
-            return Some(None); // `exec 3>x`, `nohup` alone: nothing runs
+            return; // `exec 3>x`, `env` alone (it prints the environment), `nohup` alone
         }
-        Some(self.words(inner, depth + 1))
+        if name == "xargs" {
+            let replace = xargs_replace(args.get(..end).unwrap_or_default());
+            return self.words_with_extra(inner, replace.as_deref(), "a value xargs gives it", depth + 1);
+        }
+        self.words(inner, depth + 1);
     }
 
-    /// A shell or an interpreter.
-    fn interpreter(&mut self, family: &str, w: Words<'_>, depth: usize) -> Option<String> {
+    /// Judges `inner`, a command that gets more arguments when it runs (`xargs`, `find -exec`):
+    /// each word holding `replace` (`{}`) is only known then.
+    fn words_with_extra(&mut self, inner: Words<'_>, replace: Option<&str>, why: &'static str, depth: usize) {
+        let unknown: Vec<Option<&'static str>> = inner
+            .words
+            .iter()
+            .zip(inner.unknown)
+            .map(|(word, u)| u.or_else(|| replace.filter(|r| !r.is_empty() && word.contains(r)).map(|_| why)))
+            .collect();
+        let marked = Words { words: inner.words, unknown: &unknown, splits: inner.splits, extra: true };
+        self.words(marked, depth);
+    }
+
+    /// A shell: `-c SCRIPT` is judged; standard input, a here-document or a script file asks.
+    fn shell(&mut self, name: &str, key: &str, w: Words<'_>, depth: usize) {
+        let key = Some(key.to_string());
+        if w.extra {
+            return self.push(key, format!("'{name}' gets its script or arguments only when it runs"));
+        }
         let args = w.args();
-        if SHELLS.contains(&family) {
-            // Options, then `-c SCRIPT` or a script file; nothing means standard input.
-            let mut has_c = false;
-            let mut reads_stdin = false;
-            let mut i = 0;
-            while let Some(a) = args.get(i) {
-                if a == "--" {
+        let mut has_c = false;
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            if w.unknown(i + 1).is_some() {
+                break;
+            }
+            match a.as_str() {
+                "--" => {
                     i += 1;
                     break;
                 }
-                if matches!(a.as_str(), "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
-                    i += 2;
-                    continue;
-                }
-                if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
-                    if !a.starts_with("--") {
-                        has_c |= a.contains('c');
-                        reads_stdin |= a.contains('s') || a.contains('i');
+                "-o" | "+o" => {
+                    if !args.get(i + 1).is_some_and(|o| SET_OPTIONS.contains(&o.as_str())) {
+                        return self
+                            .push(key, format!("'{name} {a}' sets a shell option this check does not know"));
                     }
-                    i += 1;
-                    continue;
+                    i += 2;
                 }
-                break;
-            }
-            if has_c {
-                return match (args.get(i), w.unknown(i + 1)) {
-                    (Some(_), Some(why)) => Some(format!("'{family} -c' runs a script that holds {why}")),
-                    (Some(script), None) => self.script(script, depth + 1),
-                    (None, _) => None,
-                };
-            }
-            if reads_stdin || args.get(i).is_none() {
-                return Some(format!("'{family}' reads commands from standard input"));
-            }
-            return None; // runs a script file, like `./script.sh`
-        }
-        if family == "awk" {
-            return awk(w);
-        }
-        let code_flags = INTERPRETERS.iter().find(|(n, _)| *n == family).map(|(_, f)| *f).unwrap_or_default();
-        let mut operand = None;
-        for (i, a) in args.iter().enumerate() {
-            let lower = a.to_ascii_lowercase();
-            let cluster = a.starts_with('-') && !a.starts_with("--") && a.len() > 1;
-            let code = code_flags.iter().any(|f| {
-                lower == *f
-                    || lower.starts_with(&format!("{f}="))
-                    || (cluster && f.len() == 2 && f.starts_with('-') && a[1..].contains(&f[1..]))
-            });
-            if code {
-                return Some(format!("runs code given on the command line with '{family} {a}'"));
-            }
-            if cluster && matches!(family, "perl" | "ruby") && a.contains('i') {
-                return Some(format!("edits files in place with '{family} -i'"));
-            }
-            if cluster && family == "python" && a.contains('m') {
-                return None; // `python3 -m module`: runs installed code, like a program
-            }
-            if !a.starts_with('-') || a == "-" {
-                operand = Some((i, a.as_str()));
-                break;
-            }
-        }
-        match operand {
-            Some((_, "-")) | None => Some(format!("'{family}' reads code from standard input")),
-            Some(_) => None, // runs a script file, like `./script`
-        }
-    }
-
-    /// Commands judged by their arguments.
-    fn destructive_form(&mut self, name: &str, w: Words<'_>) -> Option<String> {
-        let args = w.args();
-        let flag = |short: char, long: &[&str]| has_flag(args, short, long);
-        let judged_by_arguments = matches!(
-            name,
-            "sed"
-                | "dd"
-                | "cp"
-                | "mv"
-                | "ln"
-                | "install"
-                | "rsync"
-                | "tee"
-                | "tar"
-                | "git"
-                | "find"
-                | "sort"
-                | "curl"
-                | "wget"
-                | "truncate"
-                | "patch"
-                | "fallocate"
-        );
-        if judged_by_arguments && let Some(reason) = w.args_unknown() {
-            return Some(format!("'{name}': {reason}"));
-        }
-        match name {
-            "truncate" | "fallocate" => Some(format!("changes file sizes with '{name}'")),
-            "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => {
-                Some(format!("changes permissions with '{name}'"))
-            }
-            "wipefs" | "fdisk" | "sfdisk" | "parted" | "mkswap" | "blkdiscard" => {
-                Some(format!("changes disks with '{name}'"))
-            }
-            "patch" => (!flag('\0', &["--dry-run"])).then(|| "edits files with 'patch'".to_string()),
-            "dd" => args
-                .iter()
-                .filter_map(|a| a.strip_prefix("of="))
-                .find(|t| !is_harmless_device(t))
-                .map(|t| format!("writes {t} with 'dd of='")),
-            "sed" => {
-                if args.iter().any(|a| {
-                    a.starts_with("--in-place")
-                        || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
-                }) {
-                    return Some("edits files in place with 'sed -i'".into());
+                "--login" | "--noprofile" | "--norc" | "--posix" => i += 1,
+                a if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 => {
+                    // `-euo pipefail`: an `o` ends the cluster and takes the next word.
+                    let (letters, takes_option) = match a[1..].strip_suffix('o') {
+                        Some(rest) => (rest, true),
+                        None => (&a[1..], false),
+                    };
+                    let option_known =
+                        !takes_option || args.get(i + 1).is_some_and(|o| SET_OPTIONS.contains(&o.as_str()));
+                    if !letters.chars().all(|c| "ceuxvlf".contains(c)) || !option_known {
+                        return self.push(key, format!("'{name} {a}' is an option this check does not know"));
+                    }
+                    has_c |= letters.contains('c');
+                    i += if takes_option { 2 } else { 1 };
                 }
-                let scripts = sed_scripts(args);
-                scripts
-                    .iter()
-                    .any(|s| sed_runs_or_writes(s))
-                    .then(|| "the sed script runs commands or writes files (e, w)".to_string())
-            }
-            "cp" | "mv" | "install" | "ln" | "rsync" => self.copy(name, args),
-            "tee" => {
-                let appending = flag('a', &["--append"]);
-                args.iter()
-                    .filter(|a| !a.starts_with('-'))
-                    .find_map(|t| self.writes_to(t, appending))
-                    .map(|r| format!("{r} with 'tee'"))
-            }
-            "tar" => tar(args, |p| self.may_exist(p)),
-            "git" => self.git(args),
-            "find" => self.find(w),
-            "sort" | "curl" | "wget" => {
-                let keys: &[&str] = match name {
-                    "sort" => &["-o", "--output"],
-                    "curl" => &["-o", "--output"],
-                    _ => &["-O", "--output-document"],
-                };
-                option_value(args, keys)
-                    .and_then(|t| self.writes_to(&t, false))
-                    .map(|r| format!("{r} with '{name}'"))
-            }
-            _ => None,
-        }
-    }
-
-    /// `cp`, `mv`, `install`, `ln`, `rsync`: onto a file that exists; `mv` out of the workspace.
-    fn copy(&self, name: &str, args: &[String]) -> Option<String> {
-        if name == "rsync" && args.iter().any(|a| a.starts_with("--delete") || a == "--remove-source-files") {
-            return Some("deletes files with 'rsync --delete'".into());
-        }
-        if name == "install" && has_flag(args, 'd', &["--directory"]) {
-            return None;
-        }
-        if name == "ln" && !has_flag(args, 'f', &["--force"]) {
-            return None; // `ln` refuses to replace an existing file
-        }
-        if matches!(name, "cp" | "mv") && (has_flag(args, 'n', &["--no-clobber", "--update=none"])) {
-            return None;
-        }
-        let with_value: &[&str] = &[
-            "-t",
-            "--target-directory",
-            "-S",
-            "--suffix",
-            "-m",
-            "--mode",
-            "-o",
-            "--owner",
-            "-g",
-            "--group",
-            "-e",
-        ];
-        let mut operands = Vec::new();
-        let mut target_dir = None;
-        let mut i = 0;
-        let mut after_dashdash = false;
-        while let Some(a) = args.get(i) {
-            if !after_dashdash && a == "--" {
-                after_dashdash = true;
-            } else if !after_dashdash && a.starts_with('-') && a.len() > 1 {
-                if a == "-t" || a == "--target-directory" {
-                    target_dir = args.get(i + 1).cloned();
+                a if a.starts_with('-') && a.len() > 1 => {
+                    return self.push(key, format!("'{name} {a}' is an option this check does not know"));
                 }
-                if let Some(dir) = a.strip_prefix("--target-directory=") {
-                    target_dir = Some(dir.to_string());
-                }
-                if with_value.contains(&a.as_str()) {
-                    i += 1;
-                }
-            } else {
-                operands.push(a.as_str());
-            }
-            i += 1;
-        }
-        let (dest, sources): (String, Vec<&str>) = match target_dir {
-            Some(dir) => (dir, operands),
-            None => match operands.split_last() {
-                Some((last, rest)) if !rest.is_empty() => (last.to_string(), rest.to_vec()),
-                _ => return None,
-            },
-        };
-        let dest = dest.trim_end_matches('/').to_string();
-        if name == "mv" && !self.ws.inside(&dest) {
-            return Some(format!("moves files out of the workspace to {dest}"));
-        }
-        if let Some(what) = steering_file(&dest) {
-            return Some(format!("writes {dest}, {what}, with '{name}'"));
-        }
-        if is_harmless_device(&dest) {
-            return None;
-        }
-        let targets: Vec<String> = if !self.cwd_changed && self.ws.is_dir(&dest) {
-            sources
-                .iter()
-                .map(|s| format!("{dest}/{}", s.trim_end_matches('/').rsplit('/').next().unwrap_or(s)))
-                .collect()
-        } else {
-            vec![dest]
-        };
-        targets
-            .iter()
-            .find(|t| self.may_exist(t) || steering_file(t).is_some())
-            .map(|t| format!("overwrites {t} with '{name}'"))
-    }
-
-    /// `git` subcommands that lose work or change what later commands run.
-    fn git(&self, args: &[String]) -> Option<String> {
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            match a.as_str() {
-                "-c" | "--config-env" => {
-                    return Some("'git -c' sets configuration that can run commands".into());
-                }
-                "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
-                a if a.starts_with("--exec-path") => {
-                    return Some("'git --exec-path' changes what git runs".into());
-                }
-                a if a.starts_with('-') => i += 1,
                 _ => break,
             }
         }
-        let sub = args.get(i)?.as_str();
-        let rest = args.get(i + 1..).unwrap_or_default();
-        let flag = |short: char, long: &[&str]| has_flag(rest, short, long);
-        let has = |word: &str| rest.iter().any(|a| a == word);
-        let reason = match sub {
-            "clean" if !flag('n', &["--dry-run"]) => "deletes untracked files with 'git clean'",
-            "checkout" => {
-                let mut skip_next = false;
-                let touches_files = rest.iter().any(|a| {
-                    if std::mem::take(&mut skip_next) {
-                        return false;
-                    }
-                    if matches!(a.as_str(), "-b" | "-B" | "--orphan") {
-                        skip_next = true;
-                        return false;
-                    }
-                    a == "--"
-                        || a == "."
-                        || a == "-f"
-                        || a == "--force"
-                        || a == "-p"
-                        || a == "--patch"
-                        || (!a.starts_with('-') && self.may_exist(a))
-                });
-                if !touches_files {
-                    return None;
-                }
-                "discards uncommitted changes with 'git checkout'"
+        if has_c {
+            return match (args.get(i), w.unknown(i + 1)) {
+                (Some(_), Some(why)) => self.push(key, format!("'{name} -c' runs a script that holds {why}")),
+                (Some(script), None) => self.script(script, depth + 1),
+                (None, _) => {}
+            };
+        }
+        match args.get(i) {
+            None => self.push(key, format!("'{name}' reads commands from standard input")),
+            Some(file) => {
+                self.push(key, format!("'{name}' runs the script {file}, which this check does not read"))
             }
-            "restore" if !flag('S', &["--staged"]) || flag('W', &["--worktree"]) => {
-                "discards uncommitted changes with 'git restore'"
-            }
-            "reset" if has("--hard") || has("--merge") => {
-                "discards uncommitted changes with 'git reset --hard'"
-            }
-            "stash" if matches!(rest.first().map(String::as_str), Some("drop" | "clear")) => {
-                "deletes stashed changes with 'git stash drop'"
-            }
-            "push"
-                if flag(
-                    'f',
-                    &[
-                        "--force",
-                        "--force-with-lease",
-                        "--force-if-includes",
-                        "--mirror",
-                        "--delete",
-                        "--prune",
-                    ],
-                ) || flag('d', &[])
-                    || rest.iter().any(|a| a.starts_with('+') || a.starts_with(':')) =>
-            {
-                "rewrites or deletes remote history with 'git push --force'"
-            }
-            "branch" if flag('D', &[]) || flag('M', &[]) || flag('C', &[]) || flag('f', &["--force"]) => {
-                "deletes or overwrites branches with 'git branch -D'"
-            }
-            "switch" if flag('f', &["--force", "--discard-changes"]) || flag('C', &["--force-create"]) => {
-                "discards changes with 'git switch --force'"
-            }
-            "rm" if !has("--cached") => "deletes files with 'git rm'",
-            "mv" if flag('f', &["--force"]) => "overwrites files with 'git mv -f'",
-            "config"
-                if !rest.iter().any(|a| {
-                    a.starts_with("--get") || a == "-l" || a == "--list" || a == "get" || a == "list"
-                }) =>
-            {
-                "changes git configuration, which can run commands later"
-            }
-            "worktree" if flag('f', &["--force"]) => "deletes a worktree with 'git worktree remove --force'",
-            "reflog" if matches!(rest.first().map(String::as_str), Some("expire" | "delete")) => {
-                "deletes reflog entries"
-            }
-            "gc" if rest.iter().any(|a| a.starts_with("--prune")) => "prunes objects with 'git gc --prune'",
-            "update-ref" if flag('d', &[]) => "deletes a ref with 'git update-ref -d'",
-            "filter-branch" | "filter-repo" => "rewrites history",
-            "apply"
-                if !rest.iter().any(|a| {
-                    matches!(a.as_str(), "--check" | "--stat" | "--numstat" | "--summary" | "--cached")
-                }) =>
-            {
-                "edits files with 'git apply'"
-            }
-            _ => return None,
-        };
-        Some(reason.to_string())
+        }
     }
 
-    /// `find -delete`, `-exec CMD … ;` (also `-execdir`, `-ok`, `-okdir`), `-fprint FILE`.
-    fn find(&mut self, w: Words<'_>) -> Option<String> {
+    /// `git`: the read-only subcommands of [`GIT_READS`], without `--output`, in the workspace's
+    /// own repository.
+    fn git(&mut self, w: Words<'_>) {
+        let args = w.args();
+        if !self.known_args("git", &command_key("git", args), w) {
+            return;
+        }
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            if !a.starts_with('-') {
+                break;
+            }
+            match a.as_str() {
+                "--no-pager"
+                | "-P"
+                | "--no-optional-locks"
+                | "--literal-pathspecs"
+                | "--glob-pathspecs"
+                | "--noglob-pathspecs"
+                | "--icase-pathspecs"
+                | "--no-replace-objects"
+                | "-p"
+                | "--paginate"
+                | "--version"
+                | "-v" => i += 1,
+                "-c" => return self.push(None, "'git -c' sets configuration that can run commands"),
+                a if a.starts_with("--config-env") || a.starts_with("--exec-path") => {
+                    return self.push(None, format!("'git {a}' changes what git runs"));
+                }
+                a if a == "-C" || a.starts_with("--git-dir") || a.starts_with("--work-tree") => {
+                    let key = command_key("git", args);
+                    return self.push(
+                        Some(key),
+                        format!("'git {a}' uses another repository, whose configuration can run commands"),
+                    );
+                }
+                a => {
+                    let key = command_key("git", args);
+                    return self.push(Some(key), format!("'git {a}' is an option this check does not know"));
+                }
+            }
+        }
+        let Some(sub) = args.get(i).map(String::as_str) else { return };
+        let rest = args.get(i + 1..).unwrap_or_default();
+        let key = Some(format!("git {sub}"));
+        if !GIT_READS.contains(&sub) || !git_listing(sub, rest) {
+            let reason =
+                git_reason(sub, rest, |p| self.may_exist(p)).map(str::to_string).unwrap_or_else(|| {
+                    format!("'git {sub}' is not among the read-only git commands this check knows")
+                });
+            self.push(key, reason);
+            return self.steering_arguments(w);
+        }
+        if self.cwd_changed {
+            return self
+                .push(key, format!("runs 'git {sub}' after a cd, in a repository this check cannot see"));
+        }
+        if !self.ws.exists(".git") && self.may_exist("HEAD") {
+            return self.push(
+                key,
+                "the workspace has no .git, and its own files could make up a repository whose configuration runs commands",
+            );
+        }
+        if has_option(rest, "--output") {
+            return self.push(key, format!("writes a file with 'git {sub} --output'"));
+        }
+        if sub == "grep" && (has_option(rest, "-O") || has_option(rest, "--open-files-in-pager")) {
+            self.push(key, "'git grep -O' runs a pager command");
+        }
+    }
+
+    /// `find`: `-delete` and `-fprint…` ask; `-exec CMD … ;` (also `-execdir`, `-ok`,
+    /// `-okdir`) judges CMD as a command that gets file names when it runs.
+    fn find(&mut self, key: &str, w: Words<'_>, depth: usize) {
+        if !self.known_args("find", key, w) {
+            return;
+        }
         let mut i = 1;
         while let Some(a) = w.get(i) {
             match a {
-                "-delete" => return Some("deletes files with 'find -delete'".into()),
+                "-delete" => return self.push(Some(key.to_string()), "deletes files with 'find -delete'"),
                 "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
-                    return Some(format!("writes a file with 'find {a}'"));
+                    return self.push(Some(key.to_string()), format!("writes a file with 'find {a}'"));
                 }
                 "-exec" | "-execdir" | "-ok" | "-okdir" => {
                     let command = w.from(i + 1);
@@ -818,81 +802,914 @@ impl State<'_> {
                         .iter()
                         .position(|x| x == ";" || x == "+")
                         .unwrap_or(command.words.len());
-                    let mut inner = command.take(len);
-                    inner.extra = true;
-                    if let Some(reason) = self.words(inner, 1) {
-                        return Some(reason);
-                    }
+                    self.words_with_extra(
+                        command.take(len),
+                        Some("{}"),
+                        "a file name find gives it",
+                        depth + 1,
+                    );
                     i += len + 1;
                 }
                 _ => {}
             }
             i += 1;
         }
-        None
+    }
+
+    /// `sed`: in-place editing, a script from a file, and scripts that run commands or write
+    /// files ask.
+    fn sed(&mut self, key: &str, w: Words<'_>) {
+        if !self.known_args("sed", key, w) {
+            return;
+        }
+        let args = w.args();
+        let key = Some(key.to_string());
+        if has_option(args, "-i") || has_option(args, "--in-place") {
+            self.push(key, "edits files in place with 'sed -i'");
+            return self.steering_arguments(w);
+        }
+        if has_option(args, "-f") || has_option(args, "--file") {
+            return self.push(key, "runs a sed script from a file this check does not read");
+        }
+        if sed_scripts(args).iter().any(|s| sed_runs_or_writes(s)) {
+            self.push(key, "the sed script runs commands or writes files (e, w)");
+        }
+    }
+
+    /// `awk`: a literal program without `system`, `|`, `>` or `@`, and plain options.
+    fn awk(&mut self, name: &str, key: &str, w: Words<'_>) {
+        let args = w.args();
+        let key = Some(key.to_string());
+        let mut i = 0;
+        let mut programs = Vec::new();
+        while let Some(a) = args.get(i) {
+            if w.unknown(i + 1).is_some() {
+                return self
+                    .push(key, format!("'{name}': its program or options are only known when it runs"));
+            }
+            match a.as_str() {
+                "-F" | "-v" | "--field-separator" | "--assign" => i += 2,
+                "-e" | "--source" => {
+                    programs.push(i + 1);
+                    i += 2;
+                }
+                "--" => {
+                    i += 1;
+                    break;
+                }
+                "-f" | "--file" => {
+                    return self.push(
+                        key,
+                        format!("'{name} -f' runs a program from a file this check does not read"),
+                    );
+                }
+                a if a.starts_with("-F") || a.starts_with("-v") => i += 1,
+                "-b" | "-c" | "-N" | "-P" | "-r" | "-s" | "-S" | "--sandbox" | "--posix"
+                | "--traditional" => i += 1,
+                a if a.starts_with('-') && a.len() > 1 => {
+                    return self.push(key, format!("'{name} {a}' is an option this check does not know"));
+                }
+                _ => break,
+            }
+        }
+        if programs.is_empty() {
+            programs.push(i);
+        }
+        for p in programs {
+            if let Some(why) = w.unknown(p + 1) {
+                return self.push(key, format!("the awk program holds {why}"));
+            }
+            let program = w.get(p + 1).unwrap_or_default();
+            if program.contains("system") || program.contains(['|', '>', '@']) {
+                return self.push(key, "the awk program can run commands or write files (system, |, >)");
+            }
+        }
+    }
+
+    /// `cp`: onto new files inside the workspace, plain options only.
+    fn cp(&mut self, key: &str, w: Words<'_>) {
+        if !self.known_args("cp", key, w) {
+            return;
+        }
+        let long: &[&str] = &[
+            "--archive",
+            "--recursive",
+            "--no-clobber",
+            "--parents",
+            "--preserve",
+            "--no-preserve",
+            "--verbose",
+            "--dereference",
+            "--no-dereference",
+            "--target-directory",
+            "--no-target-directory",
+            "--update",
+            "--link",
+            "--symbolic-link",
+            "--interactive",
+            "--one-file-system",
+            "--sparse",
+            "--reflink",
+            "--strip-trailing-slashes",
+            "--force",
+            "--remove-destination",
+            "--backup",
+            "--suffix",
+        ];
+        let Some(parsed) = parse_args(w.args(), "adfHilLnPpRrsTuvxb", "tS", long) else {
+            return self.push(Some(key.to_string()), "'cp' has an option this check does not know");
+        };
+        let no_clobber = parsed.has('n', "--no-clobber") || parsed.long.iter().any(|l| l == "--update=none");
+        let recursive = parsed.has('r', "--recursive") || parsed.has('R', "") || parsed.has('a', "--archive");
+        let parents = parsed.has('\0', "--parents");
+        for (target, is_tree) in self.copy_targets(&parsed, parents) {
+            if self.harmless_device(&target, Write::Create) {
+                continue;
+            }
+            if let Some(reason) = self.write_target(&target, Write::Make) {
+                self.push(
+                    steering_file(&target).map_or(Some(key.to_string()), |_| None),
+                    format!("{reason} with 'cp'"),
+                );
+            } else if self.may_exist(&target) {
+                if is_tree && recursive {
+                    self.push(
+                        Some(key.to_string()),
+                        format!("merges into {target}, which exists, with 'cp -r'"),
+                    );
+                } else if !no_clobber {
+                    self.push(Some(key.to_string()), format!("overwrites {target} with 'cp'"));
+                }
+            }
+            self.linked.insert(normal(&target));
+        }
+    }
+
+    /// The paths a copy or link creates: one per source inside a destination folder that exists
+    /// (with `--parents`, the source's whole path), or the destination itself; each with whether
+    /// it is (or would merge into) an existing folder.
+    fn copy_targets(&self, parsed: &ParsedArgs, parents: bool) -> Vec<(String, bool)> {
+        let (dest, sources): (String, Vec<&str>) = match parsed.value('t', "--target-directory") {
+            Some(dir) => (dir, parsed.operands.iter().map(String::as_str).collect()),
+            None => match parsed.operands.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    (last.clone(), rest.iter().map(String::as_str).collect())
+                }
+                _ => return Vec::new(),
+            },
+        };
+        let dest = dest.trim_end_matches('/').to_string();
+        let dest = if dest.is_empty() { "/".to_string() } else { dest };
+        let into_folder = parsed.value('t', "--target-directory").is_some()
+            || (!parsed.has('T', "--no-target-directory") && !self.cwd_changed && self.ws.is_dir(&dest));
+        if !into_folder {
+            return vec![(dest.clone(), self.ws.is_dir(&dest))];
+        }
+        sources
+            .iter()
+            .map(|s| {
+                let s = s.trim_end_matches('/');
+                let tail =
+                    if parents { s.trim_start_matches('/') } else { s.rsplit('/').next().unwrap_or(s) };
+                let target = format!("{dest}/{tail}");
+                let is_dir = self.ws.is_dir(&target);
+                (target, is_dir)
+            })
+            .collect()
+    }
+
+    /// `ln`: a new link inside the workspace.
+    fn ln(&mut self, key: &str, w: Words<'_>) {
+        if !self.known_args("ln", key, w) {
+            return;
+        }
+        let long: &[&str] = &[
+            "--symbolic",
+            "--force",
+            "--no-dereference",
+            "--verbose",
+            "--relative",
+            "--no-target-directory",
+            "--target-directory",
+            "--logical",
+            "--physical",
+            "--backup",
+            "--suffix",
+            "--interactive",
+        ];
+        let Some(parsed) = parse_args(w.args(), "sfnvrTLPbi", "tS", long) else {
+            return self.push(Some(key.to_string()), "'ln' has an option this check does not know");
+        };
+        let force = parsed.has('f', "--force");
+        let mut targets = self.copy_targets(&parsed, false);
+        if targets.is_empty()
+            && let [only] = parsed.operands.as_slice()
+        {
+            // `ln -s TARGET`: a link named like the target, in the current folder.
+            let name = only.trim_end_matches('/').rsplit('/').next().unwrap_or(only).to_string();
+            targets.push((name, false));
+        }
+        for (link, _) in targets {
+            if let Some(reason) = self.write_target(&link, Write::Make) {
+                self.push(
+                    steering_file(&link).map_or(Some(key.to_string()), |_| None),
+                    format!("{reason} with 'ln'"),
+                );
+            } else if force && self.may_exist(&link) {
+                self.push(Some(key.to_string()), format!("replaces {link} with 'ln -f'"));
+            }
+            self.linked.insert(normal(&link));
+        }
+    }
+
+    /// `mkdir` and `touch`: inside the workspace, never `.env` or under `.git`.
+    fn make(&mut self, name: &str, key: &str, w: Words<'_>) {
+        if !self.known_args(name, key, w) {
+            return;
+        }
+        let parsed = match name {
+            "mkdir" => parse_args(w.args(), "pv", "m", &["--parents", "--verbose", "--mode"]),
+            _ => parse_args(
+                w.args(),
+                "acmfh",
+                "dtr",
+                &["--date", "--reference", "--time", "--no-create", "--no-dereference"],
+            ),
+        };
+        let Some(parsed) = parsed else {
+            return self
+                .push(Some(key.to_string()), format!("'{name}' has an option this check does not know"));
+        };
+        for target in &parsed.operands {
+            if let Some(reason) = self.write_target(target, Write::Make) {
+                let program = steering_file(target).map_or(Some(key.to_string()), |_| None);
+                self.push(program, format!("{reason} with '{name}'"));
+            }
+        }
+    }
+
+    /// `tee`: onto new files, or appending (`-a`) to plain files, inside the workspace.
+    fn tee(&mut self, key: &str, w: Words<'_>) {
+        if !self.known_args("tee", key, w) {
+            return;
+        }
+        let Some(parsed) =
+            parse_args(w.args(), "aip", "", &["--append", "--ignore-interrupts", "--output-error"])
+        else {
+            return self.push(Some(key.to_string()), "'tee' has an option this check does not know");
+        };
+        let how = if parsed.has('a', "--append") { Write::Append } else { Write::Create };
+        for target in &parsed.operands {
+            if let Some(reason) = self.write_target(target, how) {
+                let program = steering_file(target).map_or(Some(key.to_string()), |_| None);
+                self.push(program, format!("{reason} with 'tee'"));
+            }
+        }
+    }
+
+    /// `tar`: listing, or creating a new archive inside the workspace, with plain options only.
+    /// Extraction, `--remove-files`, `--checkpoint-action`, `--use-compress-program`,
+    /// `--to-command`, `-I`, `-F`, a remote archive (`host:file`) and any other option ask.
+    fn tar(&mut self, key: &str, w: Words<'_>) {
+        if !self.known_args("tar", key, w) {
+            return;
+        }
+        let key = Some(key.to_string());
+        let mut args: Vec<String> = w.args().to_vec();
+        // The old style, `tar cfz x.tgz dir`: the first word is a cluster without the dash, and
+        // each letter that takes a value takes the next word, in order.
+        if let Some(first) =
+            args.first().filter(|f| !f.starts_with('-') && f.chars().all(|c| c.is_ascii_alphabetic()))
+        {
+            let mut rest = args[1..].iter().cloned();
+            let mut expanded = Vec::new();
+            for letter in first.chars() {
+                expanded.push(format!("-{letter}"));
+                if matches!(letter, 'f' | 'C' | 'b' | 'L' | 'N' | 'T' | 'V' | 'X' | 'g' | 'K' | 'H') {
+                    expanded.extend(rest.next());
+                }
+            }
+            expanded.extend(rest);
+            args = expanded;
+        }
+        let long: &[&str] = &[
+            "--create",
+            "--list",
+            "--file",
+            "--gzip",
+            "--bzip2",
+            "--xz",
+            "--zstd",
+            "--verbose",
+            "--directory",
+            "--exclude",
+            "--exclude-vcs",
+            "--sort",
+            "--owner",
+            "--group",
+            "--mtime",
+            "--numeric-owner",
+            "--totals",
+            "--dereference",
+            "--preserve-permissions",
+            "--auto-compress",
+            "--to-stdout",
+        ];
+        let Some(parsed) = parse_args(&args, "ctvzjJahpOk", "fC", long) else {
+            return self.push(
+                key,
+                "'tar' has an option this check does not know (extraction, actions and programs ask)",
+            );
+        };
+        let create = parsed.has('c', "--create");
+        let list = parsed.has('t', "--list");
+        if create == list {
+            return self.push(key, "'tar' neither only lists nor only creates an archive");
+        }
+        let archive = parsed.value('f', "--file");
+        if archive.as_deref().is_some_and(|a| a.contains(':')) {
+            return self.push(key, "'tar -f HOST:FILE' runs a remote shell");
+        }
+        if create
+            && let Some(archive) = archive.filter(|a| a != "-")
+            && let Some(reason) = self.write_target(&archive, Write::Create)
+        {
+            let program = steering_file(&archive).map_or(key, |_| None);
+            self.push(program, format!("{reason} with 'tar -c'"));
+        }
+    }
+
+    /// `uniq` and `xxd`: a second operand is an output file.
+    fn one_input(&mut self, name: &str, key: &str, w: Words<'_>) {
+        if !self.known_args(name, key, w) {
+            return;
+        }
+        let values = if name == "uniq" { "fsw" } else { "cglsnoR" };
+        let mut operands = 0;
+        let mut skip = false;
+        for a in w.args() {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            if a.starts_with('-') && a.len() > 1 {
+                skip = !a.starts_with("--") && a.len() == 2 && values.contains(&a[1..]);
+            } else {
+                operands += 1;
+            }
+        }
+        if operands > 1 {
+            self.push(Some(key.to_string()), format!("'{name}' writes its output to its second file"));
+        }
+    }
+
+    /// `test` and `[`: bash evaluates the name after `-v` (and `-R`) as arithmetic, so those
+    /// ask, and so does an operator that is only known when it runs.
+    fn test(&mut self, name: &str, w: Words<'_>) {
+        let mut n = w.args().len();
+        if name == "[" && w.args().last().is_some_and(|a| a == "]") {
+            n -= 1;
+        }
+        let a = w.from(1).take(n);
+        let literal = |i: usize| if a.unknown(i).is_none() { a.get(i) } else { None };
+        for i in 0..n {
+            if matches!(literal(i), Some("-v" | "-R"))
+                || literal(i).is_some_and(|t| t.contains("$(") || t.contains('`'))
+            {
+                return self.push(
+                    None,
+                    format!("'{name} -v' makes bash evaluate a name, where a value can run a command"),
+                );
+            }
+        }
+        if (0..n).all(|i| a.unknown(i).is_none()) {
+            return;
+        }
+        const BINARY: &[&str] =
+            &["=", "==", "!=", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", "<", ">"];
+        let operand = |i: usize| !a.splits(i);
+        let fine = match n {
+            1 => operand(0),
+            2 => literal(0).is_some_and(|o| o.starts_with('-') || o == "!") && operand(1),
+            3 => literal(1).is_some_and(|o| BINARY.contains(&o)) && operand(0) && operand(2),
+            _ => false,
+        };
+        if !fine {
+            self.push(None, format!("'{name}' gets an operator that is only known when it runs"));
+        }
+    }
+
+    /// `[[ … ]]`: bash evaluates its arithmetic comparisons and `-v`, where a variable's value can
+    /// run a command; those, and anything only known when it runs, ask.
+    fn double_bracket(&mut self, w: Words<'_>) {
+        let args = w.args();
+        let arithmetic = args.iter().enumerate().any(|(i, a)| {
+            w.unknown(i + 1).is_none()
+                && (matches!(a.as_str(), "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v" | "-R")
+                    || a.contains("$(")
+                    || a.contains('`'))
+        });
+        if arithmetic || w.args_unknown().is_some() {
+            self.push(None, "'[[' may evaluate a value as arithmetic, where it can run a command");
+        }
+    }
+
+    /// `set`: the shell options of [`SET_OPTIONS`] (and their letters), or `-- ARGS`.
+    fn set(&mut self, w: Words<'_>) {
+        let args = w.args();
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            if w.unknown(i + 1).is_some() {
+                return self.push(None, "'set' gets options only known when it runs");
+            }
+            if a == "--" || a == "-" || !(a.starts_with('-') || a.starts_with('+')) {
+                return; // the positional parameters follow
+            }
+            if a == "-o" || a == "+o" {
+                match args.get(i + 1) {
+                    None => return,
+                    Some(o) if SET_OPTIONS.contains(&o.as_str()) => i += 2,
+                    Some(o) => {
+                        return self.push(
+                            None,
+                            format!("'set -o {o}' changes the shell in a way this check does not know"),
+                        );
+                    }
+                }
+                continue;
+            }
+            // `-euo pipefail`: an `o` ends the cluster and takes the next word.
+            let (letters, takes_option) = match a[1..].strip_suffix('o') {
+                Some(rest) => (rest, true),
+                None => (&a[1..], false),
+            };
+            let option_known =
+                !takes_option || args.get(i + 1).is_some_and(|o| SET_OPTIONS.contains(&o.as_str()));
+            if !letters.chars().all(|c| "euxvfCnBh".contains(c)) || !option_known {
+                return self
+                    .push(None, format!("'set {a}' changes the shell in a way this check does not know"));
+            }
+            i += if takes_option { 2 } else { 1 };
+        }
+    }
+
+    /// `export`, `readonly`, `declare`, `typeset`, `local`, `unset`: names by the variable rule;
+    /// `-i` (arithmetic on every assignment) and `-n` (a name that stands for another) ask.
+    fn declare(&mut self, name: &str, w: Words<'_>) {
+        for (i, a) in w.args().iter().enumerate() {
+            if let Some(why) = w.unknown(i + 1) {
+                return self.push(None, format!("'{name}' gets a name that holds {why}"));
+            }
+            if let Some(flags) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
+                if flags.chars().any(|c| !"xrgaAlutpfF".contains(c)) && name != "unset" {
+                    return self.push(None, format!("'{name} {a}' is an option this check does not know"));
+                }
+                continue;
+            }
+            let variable = a.split('=').next().unwrap_or(a).trim_end_matches('+');
+            let plain = variable.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !plain || (name != "unset" && !harmless_variable(variable)) {
+                return self.push(
+                    None,
+                    format!("sets {variable}, which can tell programs where to find code or what to run"),
+                );
+            }
+        }
+    }
+
+    /// `read`: into variables by the variable rule.
+    fn read(&mut self, w: Words<'_>) {
+        let args = w.args();
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            let name = if a.starts_with('-') && a.len() > 1 {
+                let letters = &a[1..];
+                match letters.chars().position(|c| "adinNptu".contains(c)) {
+                    Some(at) => {
+                        let value = if at + 1 < letters.len() {
+                            letters[at + 1..].to_string()
+                        } else {
+                            i += 1;
+                            args.get(i).cloned().unwrap_or_default()
+                        };
+                        (letters.as_bytes()[at] == b'a').then_some(value)
+                    }
+                    None => None,
+                }
+            } else {
+                Some(a.clone())
+            };
+            if let Some(name) = name.filter(|n| {
+                !harmless_variable(n) || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }) {
+                return self
+                    .push(None, format!("'read' sets {name}, which can tell programs where to find code"));
+            }
+            i += 1;
+        }
     }
 }
 
-/// The family an interpreter's command name belongs to: `python3.12` → `python`, `gawk` →
-/// `awk`, `bash` → `bash`.
-fn interpreter(name: &str) -> Option<&'static str> {
-    if let Some(shell) = SHELLS.iter().find(|s| **s == name) {
-        return Some(shell);
-    }
-    if matches!(name, "awk" | "gawk" | "mawk" | "nawk") {
-        return Some("awk");
-    }
-    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    INTERPRETERS.iter().map(|(n, _)| *n).find(|n| *n == stem || *n == name)
+/// Shell options `set -o` and `sh -o` may set unasked.
+const SET_OPTIONS: &[&str] = &[
+    "errexit",
+    "nounset",
+    "xtrace",
+    "verbose",
+    "pipefail",
+    "noglob",
+    "noclobber",
+    "noexec",
+    "posix",
+    "braceexpand",
+];
+
+/// `path` without `./` parts and repeated or trailing slashes: `./a//b/` → `a/b`.
+fn normal(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let joined = parts.join("/");
+    if absolute { format!("/{joined}") } else { joined }
 }
 
-/// awk: a program that can run commands or write files asks (`system`, `|`, `>`, gawk's `@`),
-/// and so do extensions (`-l`, `-i`, `-E`) and a program it cannot read.
-fn awk(w: Words<'_>) -> Option<String> {
-    let args = w.args();
+/// `path` and each folder above it, normalised ([`normal`]): `a/b/c`, `a/b`, `a`.
+fn ancestors(path: &str) -> impl Iterator<Item = String> {
+    let path = normal(path);
+    let mut ends: Vec<usize> = path.match_indices('/').map(|(i, _)| i).filter(|i| *i > 0).collect();
+    ends.push(path.len());
+    ends.into_iter().rev().map(move |end| path[..end].to_string())
+}
+
+/// `true` for a redirection target that is a file descriptor (`2>&1`, `>&-`).
+fn is_fd(target: &str) -> bool {
+    target == "-" || (!target.is_empty() && target.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The lower-cased command name without a `.exe` suffix: `RM` → `rm`, `del.exe` → `del`.
+fn fold(name: &str) -> String {
+    let lower = name.to_lowercase();
+    match lower.strip_suffix(".exe") {
+        Some(stem) if !stem.is_empty() => stem.to_string(),
+        _ => lower,
+    }
+}
+
+/// The replacement string of an `xargs` (`-I R`, `-iR`, `-i`, `--replace[=R]`), if any.
+fn xargs_replace(options: &[String]) -> Option<String> {
     let mut i = 0;
-    let mut programs = Vec::new();
-    let mut from_file = false;
+    while let Some(a) = options.get(i) {
+        if a == "-I" {
+            return options.get(i + 1).cloned();
+        }
+        if let Some(r) = a.strip_prefix("-I").or_else(|| a.strip_prefix("--replace=")) {
+            return Some(r.to_string());
+        }
+        if a == "--replace" {
+            return Some("{}".into());
+        }
+        if let Some(r) = a.strip_prefix("-i") {
+            return Some(if r.is_empty() { "{}".into() } else { r.to_string() });
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `true` when `option` is given in `args`: a short one (`-o`) alone or in a cluster of single
+/// letters (`-uo`), a long one (`--output`) alone, with `=value`, or abbreviated (`--outp`, as
+/// GNU's getopt_long accepts any unambiguous prefix), a single-dash long one (`-exec`) exactly.
+/// Over-counting is on the careful side: a letter inside an option's value (`-t o`) counts.
+fn has_option(args: &[String], option: &str) -> bool {
+    if let Some(long) = option.strip_prefix("--") {
+        return args.iter().any(|a| {
+            a.strip_prefix("--").is_some_and(|given| {
+                let name = given.split('=').next().unwrap_or(given);
+                !name.is_empty() && long.starts_with(name)
+            })
+        });
+    }
+    let Some(short) = option.strip_prefix('-').filter(|s| s.chars().count() == 1) else {
+        return args.iter().any(|a| a == option);
+    };
+    args.iter().any(|a| a.len() > 1 && a.starts_with('-') && !a.starts_with("--") && a[1..].contains(short))
+}
+
+/// The arguments of a command with known options: the short letters (with their values), the
+/// long options as written, and the operands.
+struct ParsedArgs {
+    short: Vec<(char, Option<String>)>,
+    long: Vec<String>,
+    operands: Vec<String>,
+}
+
+impl ParsedArgs {
+    /// `true` when the short letter `short` (`'\0'` for none) or the long option `long` (`""`
+    /// for none) is given.
+    fn has(&self, short: char, long: &str) -> bool {
+        self.short.iter().any(|(c, _)| *c == short)
+            || (!long.is_empty() && self.long.iter().any(|l| l == long || l.starts_with(&format!("{long}="))))
+    }
+    /// The value of the short letter `short` or of the long option `long`.
+    fn value(&self, short: char, long: &str) -> Option<String> {
+        let from_short = self.short.iter().rev().find(|(c, _)| *c == short).and_then(|(_, v)| v.clone());
+        from_short.or_else(|| {
+            self.long.iter().rev().find_map(|l| l.strip_prefix(&format!("{long}=")).map(str::to_string))
+        })
+    }
+}
+
+/// Parses `args` GNU-style: `-abc` clusters of `flags`; a letter of `valued` takes the rest of its
+/// cluster or the next word; `--long[=value]` for the names in `long` (exactly as written, or
+/// followed by `=`; a value for a long option without `=` is taken from the next word when the
+/// name is one of the valued ones this module knows); `--` ends the options. `None` for any
+/// option not listed: what it does is not known.
+fn parse_args(args: &[String], flags: &str, valued: &str, long: &[&str]) -> Option<ParsedArgs> {
+    const LONG_VALUED: &[&str] = &[
+        "--target-directory",
+        "--suffix",
+        "--file",
+        "--directory",
+        "--mode",
+        "--date",
+        "--reference",
+        "--time",
+    ];
+    let mut parsed = ParsedArgs { short: Vec::new(), long: Vec::new(), operands: Vec::new() };
+    let mut i = 0;
+    let mut options_done = false;
     while let Some(a) = args.get(i) {
-        match a.as_str() {
-            "-f" | "--file" => {
-                from_file = true;
-                i += 2;
+        i += 1;
+        if options_done || !a.starts_with('-') || a == "-" {
+            parsed.operands.push(a.clone());
+            continue;
+        }
+        if a == "--" {
+            options_done = true;
+            continue;
+        }
+        if let Some(name) = a.strip_prefix("--") {
+            let base = name.split('=').next().unwrap_or(name);
+            let base = format!("--{base}");
+            if !long.contains(&base.as_str()) {
+                return None;
             }
-            "-v" | "-F" | "--assign" | "--field-separator" => i += 2,
-            "-e" | "--source" => {
-                programs.push(i + 1);
-                i += 2;
-            }
-            "-l" | "--load" | "-i" | "--include" | "-E" | "--exec" => {
-                return Some(format!("'awk {a}' loads code this check cannot read"));
-            }
-            "--" => {
+            if !a.contains('=') && LONG_VALUED.contains(&base.as_str()) {
+                let value = args.get(i).cloned().unwrap_or_default();
                 i += 1;
+                parsed.long.push(format!("{base}={value}"));
+            } else {
+                parsed.long.push(a.clone());
+            }
+            continue;
+        }
+        let letters: Vec<char> = a.chars().skip(1).collect();
+        for (k, c) in letters.iter().enumerate() {
+            if valued.contains(*c) {
+                let rest: String = letters[k + 1..].iter().collect();
+                let value = if rest.is_empty() {
+                    let v = args.get(i).cloned().unwrap_or_default();
+                    i += 1;
+                    v
+                } else {
+                    rest
+                };
+                parsed.short.push((*c, Some(value)));
                 break;
             }
-            a if a.starts_with('-') && a.len() > 1 => i += 1,
-            _ => break,
+            if !flags.contains(*c) {
+                return None;
+            }
+            parsed.short.push((*c, None));
         }
     }
-    if programs.is_empty() && !from_file {
-        programs.push(i);
-    }
-    for p in programs {
-        let index = p + 1; // in `w`, the command word is 0
-        if let Some(why) = w.unknown(index) {
-            return Some(format!("the awk program holds {why}"));
+    Some(parsed)
+}
+
+/// Reads the options of a wrapper at the start of `args`: `--` ends them; `-abc` is a cluster of
+/// `no_value` letters, a letter of `with_value` taking the rest of the cluster or the next word;
+/// `--long` and `--long=value` are fine, `--long value` for the names in `long_value`. With
+/// `optional_attached` (xargs), `-i`, `-l`, `-e` take only an attached value. Returns the index
+/// of the first word after the options; `None` for a letter in neither set: the command it runs
+/// cannot be found reliably.
+fn options(
+    args: &[String],
+    no_value: &str,
+    with_value: &str,
+    long_value: &[&str],
+    optional_attached: bool,
+) -> Option<usize> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            return Some(i + 1);
         }
-        let program = w.get(index).unwrap_or_default();
-        if program.contains("system") || program.contains(['|', '>', '@']) {
-            return Some("the awk program can run commands or write files (system, |, >)".into());
+        if !a.starts_with('-') || a == "-" {
+            break;
+        }
+        if a.starts_with("--") {
+            let name = a.split('=').next().unwrap_or(a);
+            if !long_value.contains(&name)
+                && !matches!(
+                    name,
+                    "--null"
+                        | "--verbose"
+                        | "--no-run-if-empty"
+                        | "--interactive"
+                        | "--open-tty"
+                        | "--exit"
+                        | "--ignore-environment"
+                        | "--replace"
+                        | "--preserve-status"
+                        | "--foreground"
+                        | "--kill-after"
+                        | "--signal"
+                )
+            {
+                return None;
+            }
+            i += if long_value.contains(&a.as_str()) { 2 } else { 1 };
+            continue;
+        }
+        let letters: Vec<char> = a.chars().skip(1).collect();
+        let mut consumed_next = false;
+        for (k, c) in letters.iter().enumerate() {
+            if optional_attached && matches!(c, 'i' | 'l' | 'e') {
+                break;
+            }
+            if with_value.contains(*c) {
+                consumed_next = k + 1 == letters.len();
+                break;
+            }
+            if !no_value.contains(*c) {
+                return None;
+            }
+        }
+        i += if consumed_next { 2 } else { 1 };
+    }
+    Some(i.min(args.len()))
+}
+
+/// The value of the first option in `keys` (`-o FILE`, `-oFILE`, `--output FILE`,
+/// `--output=FILE`).
+fn option_value(args: &[String], keys: &[&str]) -> Option<String> {
+    for (i, a) in args.iter().enumerate() {
+        for key in keys {
+            if a == key {
+                return args.get(i + 1).cloned();
+            }
+            if let Some(v) = a.strip_prefix(&format!("{key}=")) {
+                return Some(v.to_string());
+            }
+            if key.len() == 2
+                && !key.starts_with("--")
+                && a.len() > 2
+                && a.starts_with(key)
+                && !a.starts_with("--")
+            {
+                return Some(a[2..].to_string());
+            }
         }
     }
     None
 }
 
+/// Whether a git subcommand of [`GIT_READS`] is used in its read-only form: `branch` and `tag`
+/// listing, `remote` showing, `stash list|show`, `config` getting, `reflog` showing.
+fn git_listing(sub: &str, rest: &[String]) -> bool {
+    let first = rest.first().map(String::as_str);
+    match sub {
+        "branch" | "tag" => {
+            const LISTING: &[&str] = &[
+                "-a",
+                "-r",
+                "-v",
+                "-vv",
+                "-l",
+                "--list",
+                "--all",
+                "--remotes",
+                "--verbose",
+                "--show-current",
+                "--no-color",
+                "--color",
+                "--column",
+                "--no-column",
+                "-i",
+                "--ignore-case",
+                "-n",
+            ];
+            const VALUED: &[&str] =
+                &["--contains", "--no-contains", "--merged", "--no-merged", "--points-at"];
+            let listing_flag = rest.iter().any(|a| a == "-l" || a == "--list");
+            let mut i = 0;
+            while let Some(a) = rest.get(i) {
+                if VALUED.contains(&a.as_str()) {
+                    i += 2;
+                    continue;
+                }
+                let fine = LISTING.contains(&a.as_str())
+                    || a.starts_with("--sort=")
+                    || a.starts_with("--format=")
+                    || a.starts_with("--color=")
+                    || VALUED.iter().any(|v| a.starts_with(&format!("{v}=")))
+                    || (a.starts_with("-n") && a[2..].chars().all(|c| c.is_ascii_digit()))
+                    || (!a.starts_with('-') && listing_flag);
+                if !fine {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+        "remote" => matches!(first, None | Some("-v" | "--verbose" | "get-url")),
+        "stash" => matches!(first, Some("list" | "show")),
+        "config" => {
+            let get = rest.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "--get" | "--get-all" | "--get-regexp" | "--get-urlmatch" | "-l" | "--list"
+                )
+            }) || matches!(first, Some("get" | "list"));
+            let writes = rest.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "--add"
+                        | "--unset"
+                        | "--unset-all"
+                        | "--replace-all"
+                        | "--rename-section"
+                        | "--remove-section"
+                        | "-e"
+                        | "--edit"
+                        | "set"
+                        | "unset"
+                        | "rename-section"
+                        | "remove-section"
+                        | "edit"
+                )
+            });
+            get && !writes
+        }
+        "reflog" => !matches!(first, Some("expire" | "delete" | "drop" | "write")),
+        _ => true,
+    }
+}
+
+/// The course's reasons for git subcommands that lose work or change what later commands run.
+fn git_reason(sub: &str, rest: &[String], may_exist: impl Fn(&str) -> bool) -> Option<&'static str> {
+    let flag = |short: char, long: &[&str]| has_flag(rest, short, long);
+    let has = |word: &str| rest.iter().any(|a| a == word);
+    Some(match sub {
+        "clean" if !flag('n', &["--dry-run"]) => "deletes untracked files with 'git clean'",
+        "checkout"
+            if has("--")
+                || has(".")
+                || flag('f', &["--force"])
+                || rest.iter().any(|a| !a.starts_with('-') && may_exist(a)) =>
+        {
+            "discards uncommitted changes with 'git checkout'"
+        }
+        "restore" if !flag('S', &["--staged"]) || flag('W', &["--worktree"]) => {
+            "discards uncommitted changes with 'git restore'"
+        }
+        "reset" if has("--hard") || has("--merge") => "discards uncommitted changes with 'git reset --hard'",
+        "stash" if matches!(rest.first().map(String::as_str), Some("drop" | "clear")) => {
+            "deletes stashed changes with 'git stash drop'"
+        }
+        "push"
+            if flag(
+                'f',
+                &["--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "--prune"],
+            ) || flag('d', &[])
+                || rest.iter().any(|a| a.starts_with('+') || a.starts_with(':')) =>
+        {
+            "rewrites or deletes remote history with 'git push --force'"
+        }
+        "branch" if flag('D', &[]) || flag('M', &[]) || flag('C', &[]) || flag('f', &["--force"]) => {
+            "deletes or overwrites branches with 'git branch -D'"
+        }
+        "rm" if !has("--cached") => "deletes files with 'git rm'",
+        "config" => "changes git configuration, which can run commands later",
+        "apply" => "edits files with 'git apply'",
+        "archive" => "writes an archive with 'git archive'",
+        "bundle" => "writes a bundle with 'git bundle'",
+        _ => return None,
+    })
+}
+
+/// `true` when `args` has the short flag `short` (alone or in a cluster; `'\0'` for none) or
+/// one of the long flags (alone or with `=value`).
+fn has_flag(args: &[String], short: char, long: &[&str]) -> bool {
+    args.iter().any(|a| {
+        if a.starts_with("--") {
+            long.iter().any(|l| a == l || a.starts_with(&format!("{l}=")))
+        } else {
+            short != '\0' && a.starts_with('-') && a.chars().skip(1).any(|c| c == short)
+        }
+    })
+}
+
 /// The scripts of a `sed` command: each `-e SCRIPT`/`--expression=SCRIPT`, or else the first
-/// operand. (`-f FILE` scripts are files, like a shell script file, and are not read.)
+/// operand.
 fn sed_scripts(args: &[String]) -> Vec<String> {
     let mut scripts = Vec::new();
     let mut first_operand = None;
@@ -905,16 +1722,23 @@ fn sed_scripts(args: &[String]) -> Vec<String> {
         }
         if let Some(s) = a.strip_prefix("--expression=") {
             scripts.push(s.to_string());
-        } else if a == "-f" || a == "--file" || a == "-l" || a == "--line-length" {
+        } else if a == "-l" || a == "--line-length" {
             i += 1;
-        } else if a.starts_with("-e") && a.len() > 2 {
-            scripts.push(a[2..].to_string());
+        } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 && a[1..].contains('e') {
+            // `-ne SCRIPT` or `-eSCRIPT`: the script follows the `e`.
+            let after = &a[a.find('e').map_or(a.len(), |p| p + 1)..];
+            if after.is_empty() {
+                scripts.extend(args.get(i + 1).cloned());
+                i += 2;
+                continue;
+            }
+            scripts.push(after.to_string());
         } else if !a.starts_with('-') && first_operand.is_none() {
             first_operand = Some(a.clone());
         }
         i += 1;
     }
-    if scripts.is_empty() && !args.iter().any(|a| a == "-f" || a == "--file") {
+    if scripts.is_empty() {
         scripts.extend(first_operand);
     }
     scripts
@@ -993,141 +1817,12 @@ fn sed_runs_or_writes(script: &str) -> bool {
                     i += 1;
                 }
             }
-            'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' | '=' | '}' => {}
+            'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' | '=' | '{' | '}' => {
+            }
             _ => return true,
         }
     }
     false
-}
-
-/// `tar`: `--remove-files`, extraction without `--keep-old-files`/`--skip-old-files`, or an
-/// archive created over a file that exists.
-fn tar(args: &[String], may_exist: impl Fn(&str) -> bool) -> Option<String> {
-    if args.iter().any(|a| a == "--remove-files") {
-        return Some("deletes files with 'tar --remove-files'".into());
-    }
-    let mut letters = String::new();
-    for (i, a) in args.iter().enumerate() {
-        if a.starts_with('-') && !a.starts_with("--") {
-            letters.push_str(&a[1..]);
-        } else if i == 0 && a.chars().all(|c| c.is_ascii_alphabetic()) {
-            letters.push_str(a); // old style: `tar czf x.tgz dir`
-        }
-    }
-    let keep =
-        letters.contains('k') || args.iter().any(|a| a == "--keep-old-files" || a == "--skip-old-files");
-    if (letters.contains('x') || args.iter().any(|a| a == "--extract" || a == "--get")) && !keep {
-        return Some("extracts over existing files with 'tar -x'".into());
-    }
-    if letters.contains('c') || args.iter().any(|a| a == "--create") {
-        let archive = option_value(args, &["--file"]).or_else(|| {
-            // The word after the cluster that holds `f`.
-            let at = args.iter().position(|a| {
-                !a.starts_with("--")
-                    && a.contains('f')
-                    && (a.starts_with('-') || a.chars().all(|c| c.is_ascii_alphabetic()))
-            })?;
-            args.get(at + 1).cloned()
-        });
-        if let Some(archive) = archive.filter(|a| !is_harmless_device(a) && a != "-" && may_exist(a)) {
-            return Some(format!("overwrites {archive} with 'tar -c'"));
-        }
-    }
-    None
-}
-
-/// Where the options of a wrapper end.
-struct Parsed {
-    /// Index in the arguments of the first word after the options.
-    end: usize,
-}
-
-/// Reads the options at the start of `args`: `--` ends them; `-abc` is a cluster of `no_value`
-/// letters, a letter of `with_value` taking the rest of the cluster or the next word; `--long`
-/// and `--long=value` are fine, `--long value` for the names in `long_value`. With
-/// `optional_attached` (xargs), `-i`, `-l`, `-e` take only an attached value. `None` for a
-/// letter in neither set: the command it runs cannot be found reliably.
-fn options(
-    args: &[String],
-    no_value: &str,
-    with_value: &str,
-    long_value: &[&str],
-    optional_attached: bool,
-) -> Option<Parsed> {
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if a == "--" {
-            return Some(Parsed { end: i + 1 });
-        }
-        if !a.starts_with('-') || a == "-" {
-            break;
-        }
-        if a.starts_with("--") {
-            i += if long_value.contains(&a.as_str()) { 2 } else { 1 };
-            continue;
-        }
-        let letters: Vec<char> = a.chars().skip(1).collect();
-        let mut consumed_next = false;
-        for (k, c) in letters.iter().enumerate() {
-            if optional_attached && matches!(c, 'i' | 'l' | 'e') {
-                break;
-            }
-            if with_value.contains(*c) {
-                consumed_next = k + 1 == letters.len();
-                break;
-            }
-            if !no_value.contains(*c) {
-                return None;
-            }
-        }
-        i += if consumed_next { 2 } else { 1 };
-    }
-    Some(Parsed { end: i.min(args.len()) })
-}
-
-/// The value of the first option in `keys` (`-o FILE`, `-oFILE`, `--output FILE`,
-/// `--output=FILE`).
-fn option_value(args: &[String], keys: &[&str]) -> Option<String> {
-    for (i, a) in args.iter().enumerate() {
-        for key in keys {
-            if a == key {
-                return args.get(i + 1).cloned();
-            }
-            if let Some(v) = a.strip_prefix(&format!("{key}=")) {
-                return Some(v.to_string());
-            }
-            if key.len() == 2
-                && !key.starts_with("--")
-                && a.len() > 2
-                && a.starts_with(key)
-                && !a.starts_with("--")
-            {
-                return Some(a[2..].to_string());
-            }
-        }
-    }
-    None
-}
-
-/// `true` when `args` has the short flag `short` (alone or in a cluster; `'\0'` for none) or
-/// one of the long flags (alone or with `=value`).
-fn has_flag(args: &[String], short: char, long: &[&str]) -> bool {
-    args.iter().any(|a| {
-        if a.starts_with("--") {
-            long.iter().any(|l| a == l || a.starts_with(&format!("{l}=")))
-        } else {
-            short != '\0' && a.starts_with('-') && a.chars().skip(1).any(|c| c == short)
-        }
-    })
-}
-
-/// The lower-cased base name of a command word: `/usr/bin/RM` → `rm`, `del.exe` → `del`.
-pub(super) fn command_name(word: &str) -> String {
-    let base = word.rsplit(['/', '\\']).next().unwrap_or(word).to_lowercase();
-    match base.strip_suffix(".exe") {
-        Some(stem) if !stem.is_empty() => stem.to_string(),
-        _ => base,
-    }
 }
 
 /// `true` for a `NAME=value` (or `NAME+=value`) assignment word.
@@ -1143,21 +1838,10 @@ fn is_assignment(word: &str) -> bool {
     }
 }
 
-/// The devices that are fine to write to: `/dev/null`, `/dev/stdout`, `/dev/stderr`,
-/// `/dev/tty`, `/dev/fd/N`.
-pub(super) fn is_harmless_device(path: &str) -> bool {
-    match path.strip_prefix("/dev/") {
-        Some("null" | "stdout" | "stderr" | "tty") => true,
-        Some(rest) => {
-            rest.strip_prefix("fd/").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-        }
-        None => false,
-    }
-}
-
 /// What a file that steers later runs does, if `path` is one: `.env` (and `.env.*`) chooses the
 /// endpoint and key of the next session; `.git/config` and `.git/hooks/*` choose commands git
-/// runs.
+/// runs, and anything else under a `.git` folder (the folder itself included) is what git reads
+/// as its repository.
 pub fn steering_file(path: &str) -> Option<&'static str> {
     let parts: Vec<&str> = path.split(['/', '\\']).filter(|p| !p.is_empty() && *p != ".").collect();
     let name = parts.last()?;
@@ -1165,9 +1849,29 @@ pub fn steering_file(path: &str) -> Option<&'static str> {
         return Some("which sets the endpoint and key of the next session");
     }
     let git = parts.iter().position(|p| *p == ".git")?;
-    match parts.get(git + 1).copied() {
-        Some("config") if parts.len() == git + 2 => Some("which can make git run commands"),
-        Some("hooks") => Some("which git runs as a hook"),
-        _ => None,
+    Some(match parts.get(git + 1).copied() {
+        Some("config") if parts.len() == git + 2 => "which can make git run commands",
+        Some("hooks") => "which git runs as a hook",
+        _ => "which git reads as its repository (configuration, hooks, history)",
+    })
+}
+
+/// The file that steers later runs an argument names, if any: `.env` (or `.env.x`) or `.git` as
+/// a whole word inside it (`--output=.env`, `open('.env', 'w')`, `x/.git/config`).
+fn mentions_steering(text: &str) -> Option<&'static str> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    for (needle, what) in [(".env", ".env"), (".git", ".git")] {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(needle) {
+            let start = from + at;
+            let end = start + needle.len();
+            let before = text[..start].chars().next_back();
+            let after = text[end..].chars().next();
+            if !word(before) && !word(after) {
+                return Some(what);
+            }
+            from = end;
+        }
     }
+    None
 }

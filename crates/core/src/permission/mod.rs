@@ -1,52 +1,65 @@
-//! The s04/s05 permission check: ask before anything it cannot prove harmless,
-//! since a model can be steered by what it reads.
+//! The s04/s05 permission check: ask before anything it cannot show to be harmless, since a
+//! model can be steered by what it reads.
 //!
 //! ```text
 //!  tool call ─► check_tool_call ─┬─ Command: deny list (leaf of bash) ──► Deny("Permission denied by deny list")
-//!   (its Subject)                ├─ Command: classify (tokenised)     ──► Ask(reason)   → "Allow? [y/N]"
-//!                                ├─ WrittenPath: .env, .git/config,
-//!                                │  .git/hooks/*                      ──► Ask(reason)
+//!   (its Subject)                ├─ Command: judge (tokenised) finds  ──► Ask(question) → "Allow? [y/N]"
+//!                                │  a program not on the known list,
+//!                                │  a destructive word, a write that
+//!                                │  is not a new file, the unreadable
+//!                                ├─ WrittenPath: .env, under .git
+//!                                │  (also through a symlink)          ──► Ask(question)
 //!                                └─ anything else                     ──► Allow
 //! ```
 //!
 //! | module | what |
 //! |---|---|
 //! | [`tokenize`](mod@tokenize) | the shell tokeniser: simple commands, redirections, and what cannot be known before running |
-//! | [`classify`](mod@classify) | the destructive-command classifier: why a command needs a "yes" |
+//! | [`known`](mod@known) | the list a learner reads: the programs that run unasked, and with which arguments |
+//! | [`classify`](mod@classify) | the classifier: every reason a command needs a "yes" |
+//! | [`session`](mod@session) | "always" for the session: the `a` answer, `--allow`, `/permissions` |
 //! | this one | the verdict on one tool call |
 //! | [`crate::tools::bash::deny`] | the deny list, owned by the bash tool so every chapter refuses the same |
 //!
-//! Key insight: a destructive command is found by its **command word**, not by a substring.
-//! `pseudocode`, `model list` and `echo rm x` are harmless; `echo hi && rm x` and `sh -c 'rm x'`
-//! are not (course §3). And what cannot be read is asked about: `$X v`, `$(echo rm) v`,
-//! `/bin/r? v`, `eval …`, `python3 -c …`, `echo 'rm v' | sh` all ask, because the word that runs is
-//! only known when it runs.
+//! Key insight: a command runs unasked only when it is **shown** to be harmless: every program in
+//! it is on a short list of known programs, with arguments under which it only reads or only
+//! writes new files inside the workspace. The course asks only about destructive words (`rm`
+//! and kin, by command word: `pseudocode`, `model list` and `echo rm x` are harmless; `echo hi &&
+//! rm x` and `sh -c 'rm x'` are not, course §3); the stricter rule is ours, because what it does
+//! not recognise is exactly what an attacker uses (`sort -uo .env`, `gzip v`, `git log
+//! --output=v`, `sh /dev/stdin <<E`).
 //!
 //! Only where "yes" can change the outcome is anything asked: a file tool's path outside the
 //! workspace is not asked about, since the tool refuses it anyway.
 //!
 //! ## What still passes (honestly)
-//! The check reads the command line; it does not run it. It lets through, by design:
-//! - programs and scripts it does not know: `./build.sh`, `make`, `cargo run`, `python3 x.py`,
-//!   `npm test` run whatever their files say (a script file written a moment earlier included);
-//! - commands that write files as their job: compilers, `git commit`, `touch`, `mkdir`, and any
-//!   writer not listed in [`classify`](mod@classify), such as `uniq in out` or `split`;
-//! - a file that does not exist yet counts as harmless to create, even if a later command
-//!   of a *later* tool call overwrites something with it;
-//! - `kill`, `pkill`, network clients, and anything that consumes resources;
-//! - a script file read by `sh FILE`, `awk -f FILE` or `sed -f FILE` is not read.
+//! The check reads the command line; it does not run it. What runs unasked may still:
+//! - create new files inside the workspace, append to plain files there, and read anything the
+//!   sandbox lets it read (`cat .env` included: the model may see the key);
+//! - run a program the user allowed for the session (`a`, `--allow`), which may do anything,
+//!   `.env` included; the harness says at exit when the `.env` it read has changed;
+//! - take a listed name from a `PATH` that puts a workspace folder first (the harness's own
+//!   `PATH`, which the check does not read);
+//! - run git with the configuration the user's own `~/.gitconfig` and the workspace's existing
+//!   `.git/config` give it (the check keeps the latter from being written unasked).
 //!
 //! The backstop is the OS sandbox of the bash tool (the workspace is the only writable place);
-//! this check is the lesson a learner sees, and a guard rail for an honest model.
+//! this check is what guards the workspace's own files, `.env` and `.git`.
 
 pub mod classify;
+pub mod known;
+pub mod session;
 pub mod tokenize;
 
+use crate::approve::Question;
 use crate::dispatch::{Subject, ToolCall};
 use crate::workspace::Workspace;
 
 pub use crate::tools::bash::deny::{DENY_LIST, deny_list_match};
-pub use classify::{DELETE_COMMANDS, Surroundings, Unknown, classify, steering_file};
+pub use classify::{
+    DELETE_COMMANDS, Finding, Surroundings, Unknown, classify, command_key, judge, steering_file,
+};
+pub use session::{Allowance, AlwaysAllowed, SessionApprover, Source};
 pub use tokenize::{MAX_NESTING, Redirect, Script, SimpleCommand, TokenizeError, parse, tokenize};
 
 /// Says whether a shell command needs the user's "yes", and why, judged without a workspace:
@@ -66,6 +79,13 @@ impl Surroundings for Workspace {
     fn inside(&self, path: &str) -> bool {
         self.contains(path)
     }
+    fn plain_file(&self, path: &str) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.root().join(path).symlink_metadata().is_ok_and(|m| m.is_file() && m.nlink() == 1)
+    }
+    fn resolved(&self, path: &str) -> Option<String> {
+        self.locate(path).ok().map(|p| p.relative().to_string_lossy().into_owned())
+    }
 }
 
 /// The text of [`Verdict::Deny`] for a deny-list match (course §3).
@@ -81,20 +101,24 @@ pub enum Verdict {
     Allow,
     /// Refuse it; the text is the `tool_result` ([`DENIED_BY_DENY_LIST`]).
     Deny(String),
-    /// Ask the user `Allow? [y/N]`; the text says why, such as
-    /// `Destructive command (deletes files with 'rm'): rm -rf build`.
-    Ask(String),
+    /// Ask the user `Allow? [y/N]`: the question says why, what about, and what an `a` answer
+    /// would allow for the session, such as `Destructive command (deletes files with 'rm'): rm
+    /// -rf build` with `always = ["rm"]`.
+    Ask(Question),
 }
 
 /// The s04/s05 permission check of one tool call, judged on what the tool says its input is
 /// about ([`Subject`]), never on the tool's name.
 ///
 /// - [`Subject::Command`] (`bash`): a command matching the [`DENY_LIST`] → `Deny("Permission
-///   denied by deny list")`; one that [`classify()`] asks about → `Ask("Destructive command
-///   (REASON): COMMAND")`, with the whole command (the prompt shows it wrapped, never cut).
+///   denied by deny list")`; one that [`judge()`] finds reasons against → `Ask` with the text
+///   `Destructive command (REASON; REASON…): COMMAND`, the whole command (the prompt shows it
+///   wrapped, never cut), and as [`Question::always`] the programs of the findings when every
+///   finding names one (see [`session`](mod@session)).
 /// - [`Subject::WrittenPath`] (`write_file`, `edit_file`) that steers later runs
-///   ([`steering_file`]: `.env`, `.git/config`, `.git/hooks/*`) → `Ask("Writes a file that steers
-///   later runs (WHAT): PATH (TOOL)")`.
+///   ([`steering_file`]: `.env`, anything under `.git`), as given or once its symlinks are
+///   followed → `Ask("Writes a file that steers later runs (WHAT): PATH (TOOL)")`, never with
+///   `a`.
 /// - Everything else → `Allow`. A path outside the workspace is **not** asked about: the tool
 ///   refuses it whatever the answer, so a "yes" would change nothing. An input that did not parse
 ///   ([`Subject::Nothing`]) never runs: its result is the parse error.
@@ -106,17 +130,46 @@ pub fn check_tool_call(call: &ToolCall, ws: &dyn Surroundings) -> Verdict {
             if deny_list_match(command).is_some() {
                 return Verdict::Deny(DENIED_BY_DENY_LIST.to_string());
             }
-            match classify(command, ws) {
-                Some(reason) => Verdict::Ask(format!("Destructive command ({reason}): {command}")),
-                None => Verdict::Allow,
+            let findings = judge(command, ws);
+            if findings.is_empty() {
+                return Verdict::Allow;
+            }
+            let mut reasons: Vec<&str> = Vec::new();
+            for f in &findings {
+                if !reasons.contains(&f.reason.as_str()) {
+                    reasons.push(&f.reason);
+                }
+            }
+            let mut always: Vec<String> = Vec::new();
+            if findings.iter().all(|f| f.program.is_some()) {
+                for program in findings.iter().filter_map(|f| f.program.clone()) {
+                    if !always.contains(&program) {
+                        always.push(program);
+                    }
+                }
+            }
+            Verdict::Ask(Question::new(
+                format!("Destructive command ({})", reasons.join("; ")),
+                command,
+                always,
+            ))
+        }
+        Subject::WrittenPath(path) => {
+            let resolved = ws.resolved(path).filter(|r| r.as_str() != path.trim_start_matches("./"));
+            match (steering_file(path), resolved.as_deref().and_then(steering_file)) {
+                (Some(what), _) => Verdict::Ask(Question::new(
+                    format!("Writes a file that steers later runs ({what})"),
+                    format!("{path} ({})", call.name),
+                    Vec::new(),
+                )),
+                (None, Some(what)) => Verdict::Ask(Question::new(
+                    format!("Writes a file that steers later runs ({what})"),
+                    format!("{path}, a link to {} ({})", resolved.unwrap_or_default(), call.name),
+                    Vec::new(),
+                )),
+                (None, None) => Verdict::Allow,
             }
         }
-        Subject::WrittenPath(path) => match steering_file(path) {
-            Some(what) => {
-                Verdict::Ask(format!("Writes a file that steers later runs ({what}): {path} ({})", call.name))
-            }
-            None => Verdict::Allow,
-        },
         Subject::Path(_) | Subject::PathPattern { .. } | Subject::Text(_) | Subject::Nothing => {
             Verdict::Allow
         }

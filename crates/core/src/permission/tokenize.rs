@@ -2,10 +2,15 @@
 //! with every construct whose effect cannot be known before it runs marked as such.
 //!
 //! It knows quoting, escapes, the list and pipeline operators, grouping, command and process
-//! substitution, here-documents and redirections. It does **not** expand anything; instead each
-//! word says whether expansion could change it ([`SimpleCommand::unknown`]), and the script says
-//! whether any command or process substitution occurs ([`Script::substitution`]), so the
-//! classifier can ask about what it cannot read.
+//! substitution, here-documents, redirections and function definitions (`f() { …; }`). It does
+//! **not** expand anything; instead each word says whether expansion could change it
+//! ([`SimpleCommand::unknown`]) or split it into several words ([`SimpleCommand::splits`]), and
+//! the script says whether any command or process substitution occurs ([`Script::substitution`])
+//! and whether bash would evaluate text as arithmetic, where `$(…)` inside a variable's value
+//! runs ([`Script::arithmetic`]), so the classifier can ask about what it cannot read.
+//!
+//! A carriage return is an ordinary character, as in `sh` and `bash`: `ls\r` is a command named
+//! `ls\r`, not `ls`.
 
 use std::fmt;
 
@@ -18,6 +23,14 @@ pub struct Script {
     pub commands: Vec<SimpleCommand>,
     /// `true` when a command or process substitution occurs anywhere.
     pub substitution: bool,
+    /// `true` when bash would evaluate text as arithmetic or as a name: an arithmetic command
+    /// `(( … ))`, an array subscript (`${a[i]}`), a substring (`${x:i}`), indirection (`${!x}`)
+    /// or prompt expansion (`${x@P}`). Bash evaluates a variable's value there, and `$(…)` in
+    /// that value runs (`f='a[$(rm v)]'; echo ${a[f]}`).
+    pub arithmetic: bool,
+    /// The names of the functions the script defines with `NAME() …`; the definitions are not
+    /// commands (their bodies are, in place).
+    pub functions: Vec<String>,
 }
 
 /// One simple command: its words after quote removal, and its redirections.
@@ -34,6 +47,10 @@ pub struct SimpleCommand {
     /// or what could change it when run: `"a variable"`, `"a glob"`, `"a brace expansion"`,
     /// `"an ANSI-C quote"` or `"a command substitution"`.
     pub unknown: Vec<Option<&'static str>>,
+    /// Per word (same length as `words`): `true` when the shell may split it into several words,
+    /// or none, when it runs (an unquoted variable, command substitution, glob or brace
+    /// expansion): `[ $x ]` may become `[ -v a ]`, while `[ "$x" ]` stays one word.
+    pub splits: Vec<bool>,
     /// The redirections, in order, wherever they stood in the command.
     pub redirects: Vec<Redirect>,
 }
@@ -117,7 +134,12 @@ pub fn tokenize(command: &str) -> Result<Vec<SimpleCommand>, TokenizeError> {
 pub fn parse(command: &str) -> Result<Script, TokenizeError> {
     let mut lexer = Lexer::new(command);
     lexer.list(0)?;
-    Ok(Script { commands: lexer.out, substitution: lexer.substitution })
+    Ok(Script {
+        commands: lexer.out,
+        substitution: lexer.substitution,
+        arithmetic: lexer.arithmetic,
+        functions: lexer.functions,
+    })
 }
 
 /// A word being read, with whether any part of it was quoted or escaped (a quoted `{` is not
@@ -130,6 +152,8 @@ struct Word {
     started: bool,
     /// What could change the word when run (the first found).
     unknown: Option<&'static str>,
+    /// An unquoted expansion: the shell may split the word or drop it.
+    splits: bool,
 }
 
 impl Word {
@@ -148,11 +172,16 @@ struct Lexer {
     heredocs: Vec<(String, bool, bool)>,
     /// A command or process substitution was seen.
     substitution: bool,
+    /// An expansion that bash evaluates as arithmetic or as a name was seen.
+    arithmetic: bool,
+    /// Functions defined with `NAME() …`.
+    functions: Vec<String>,
 }
 
-/// Characters that end a word when unquoted.
+/// Characters that end a word when unquoted. (A carriage return is not one: `sh` keeps it in the
+/// word.)
 fn is_metachar(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')')
+    matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')')
 }
 
 impl Lexer {
@@ -163,6 +192,8 @@ impl Lexer {
             out: Vec::new(),
             heredocs: Vec::new(),
             substitution: false,
+            arithmetic: false,
+            functions: Vec::new(),
         }
     }
 
@@ -190,7 +221,7 @@ impl Lexer {
         let mut parens = 0usize;
         loop {
             // Blanks between words.
-            while matches!(self.peek(), Some(' ' | '\t' | '\r')) {
+            while matches!(self.peek(), Some(' ' | '\t')) {
                 self.pos += 1;
             }
             let Some(c) = self.peek() else {
@@ -224,6 +255,16 @@ impl Lexer {
                 }
                 '(' => {
                     self.pos += 1;
+                    if self.peek() == Some('(') && current.words.is_empty() {
+                        // `(( … ))`: bash evaluates it as arithmetic.
+                        self.arithmetic = true;
+                    }
+                    if let Some(name) = self.function_definition(&current) {
+                        // `NAME ( )`: a definition, not a command; its body follows as commands.
+                        self.functions.push(name);
+                        current = SimpleCommand::default();
+                        continue;
+                    }
                     parens += 1;
                     flush(&mut self.out, &mut current);
                 }
@@ -249,6 +290,7 @@ impl Lexer {
                     self.substitution = true;
                     current.words.push(format!("{c}({nested})"));
                     current.unknown.push(Some("a command substitution"));
+                    current.splits.push(false);
                 }
                 '<' | '>' => self.redirect(&mut current, None, depth)?,
                 _ => {
@@ -269,10 +311,32 @@ impl Lexer {
                     } else if word.started {
                         current.words.push(word.text);
                         current.unknown.push(word.unknown);
+                        current.splits.push(word.splits);
                     }
                 }
             }
         }
+    }
+
+    /// Just after a `(`: the function's name when the command so far is one plain word and a `)`
+    /// follows (`f() { …; }`); the `)` is consumed.
+    fn function_definition(&mut self, current: &SimpleCommand) -> Option<String> {
+        let [name] = current.words.as_slice() else { return None };
+        let plain = current.redirects.is_empty()
+            && current.unknown.first().is_some_and(Option::is_none)
+            && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
+        if !plain {
+            return None;
+        }
+        let mut at = self.pos;
+        while matches!(self.chars.get(at), Some(' ' | '\t')) {
+            at += 1;
+        }
+        if self.chars.get(at) != Some(&')') {
+            return None;
+        }
+        self.pos = at + 1;
+        Some(name.clone())
     }
 
     /// Reads a redirection operator at the cursor and its target word.
@@ -326,6 +390,9 @@ impl Lexer {
                 if expanded && (line.contains("$(") || line.contains('`')) {
                     self.substitution = true;
                 }
+                if expanded && evaluates(line) {
+                    self.arithmetic = true;
+                }
             }
         }
     }
@@ -340,17 +407,28 @@ impl Lexer {
             if is_metachar(c) {
                 break;
             }
+            if c == '~' && !word.started {
+                // `~/x` is the home folder, wherever that is.
+                word.mark("a home folder (~)");
+            }
             word.started = true;
             match c {
-                '*' | '?' => word.mark("a glob"),
+                '*' | '?' => {
+                    word.mark("a glob");
+                    word.splits = true;
+                }
                 // `[` is a glob only with a `]` after it in the word (`[` alone is `test`).
                 '[' if self.chars[self.pos..].iter().take_while(|&&n| !is_metachar(n)).any(|&n| n == ']') => {
-                    word.mark("a glob")
+                    word.mark("a glob");
+                    word.splits = true;
                 }
                 '{' => brace_open = true,
                 ',' if brace_open => brace_list = true,
                 '.' if brace_open && self.peek_at(1) == Some('.') => brace_list = true,
-                '}' if brace_list => word.mark("a brace expansion"),
+                '}' if brace_list => {
+                    word.mark("a brace expansion");
+                    word.splits = true;
+                }
                 _ => {}
             }
             match c {
@@ -388,9 +466,15 @@ impl Lexer {
                     self.pos += 1;
                     let inner = self.backticks(depth)?;
                     word.mark("a command substitution");
+                    word.splits = true;
                     word.text.push_str(&format!("`{inner}`"));
                 }
-                '$' => self.dollar(&mut word, depth)?,
+                '$' => {
+                    if self.peek_at(1).is_some_and(|n| n == '(' || n == '{' || is_parameter_start(n)) {
+                        word.splits = true;
+                    }
+                    self.dollar(&mut word, depth)?
+                }
                 _ => {
                     word.text.push(c);
                     self.pos += 1;
@@ -469,6 +553,10 @@ impl Lexer {
                 if text.contains("$(") || text.contains('`') {
                     self.substitution = true;
                     word.mark("a command substitution");
+                }
+                if evaluates(&text) {
+                    self.arithmetic = true;
+                    word.mark("an arithmetic expansion");
                 }
                 word.text.push_str(&text);
             }
@@ -555,8 +643,55 @@ impl Lexer {
             other => Err(other),
         })?;
         self.out.append(&mut sub.out);
+        self.arithmetic |= sub.arithmetic;
+        self.functions.append(&mut sub.functions);
         Ok(inner)
     }
+}
+
+/// `true` when a `${…}` in `text` makes bash evaluate something as arithmetic or as a name: a
+/// subscript other than `[@]`/`[*]`, a substring `${x:…}` (but not `:-`, `:=`, `:+`, `:?`),
+/// indirection `${!x}`, or prompt expansion `${x@P}`. A `${` without its `}` counts to the end.
+pub fn evaluates(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        let inner = &rest[at + 2..];
+        let body = inner.split('}').next().unwrap_or(inner);
+        if parameter_evaluates(body) {
+            return true;
+        }
+        rest = inner;
+    }
+    false
+}
+
+/// The test of [`evaluates`] for the text between `${` and `}`.
+fn parameter_evaluates(body: &str) -> bool {
+    let body = match body.strip_prefix('#') {
+        Some(rest) if !rest.is_empty() => rest, // `${#x}`: the length of x
+        _ => body,
+    };
+    if body.starts_with('!') && body != "!" {
+        return true;
+    }
+    let name_len = if body.starts_with(|c: char| c.is_ascii_digit()) {
+        body.chars().take_while(char::is_ascii_digit).count()
+    } else if body.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        body.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').count()
+    } else {
+        usize::from(body.starts_with(['@', '*', '#', '?', '$', '!', '-']))
+    };
+    let mut after = &body[name_len..];
+    if let Some(subscript) = after.strip_prefix('[') {
+        match subscript.strip_prefix("@]").or_else(|| subscript.strip_prefix("*]")) {
+            Some(rest) => after = rest,
+            None => return true,
+        }
+    }
+    if let Some(op) = after.strip_prefix(':') {
+        return !op.starts_with(['-', '=', '+', '?']);
+    }
+    after.starts_with("@P")
 }
 
 /// A character that starts a parameter after `$`: a name, a digit, or one of `@*#?$!-`.

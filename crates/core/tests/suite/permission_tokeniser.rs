@@ -1,11 +1,20 @@
-//! The permission check as a table (issue 14): each command form with its verdict, judged in a
-//! real workspace, plus the verdicts of `check_tool_call` for the other tools.
+//! The permission check as a table: each command form with its verdict, judged in a real
+//! workspace (and, where it asks, what an `a` answer would allow), plus the verdicts of
+//! `check_tool_call` for the other tools, the session's allowances, and a property test of
+//! destructive forms in random wrappers.
 //!
 //! The workspace holds `v`, `f`, `file`, `x`, `notes.txt`, `dir/v` and `.git/`; a form that
 //! "overwrites" names one of them, a form that "creates" names something that is not there.
 
+use std::sync::{Arc, Mutex};
+
+use agent_core::approve::{Answer, Approver, Question};
 use agent_core::dispatch::ToolCall;
-use agent_core::permission::{DENIED_BY_DENY_LIST, Verdict, check_tool_call, is_destructive};
+use agent_core::events::Event;
+use agent_core::permission::{
+    Allowance, AlwaysAllowed, DENIED_BY_DENY_LIST, SessionApprover, Source, Verdict, check_tool_call,
+    is_destructive,
+};
 use agent_core::test_util::tool_call;
 use agent_core::tools::{self, ToolOptions};
 use agent_core::workspace::Workspace;
@@ -14,11 +23,16 @@ use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum V {
+    /// Runs unasked.
     Allow,
+    /// Asks, and offers no `a` (or which `a` does not matter).
     Ask,
+    /// Asks, and `a` would allow exactly these programs (comma-separated) for the session.
+    Always(&'static str),
+    /// Refused by the deny list.
     Deny,
 }
-use V::{Allow, Ask, Deny};
+use V::{Allow, Always, Ask, Deny};
 
 /// (kind, command, verdict)
 const TABLE: &[(&str, &str, V)] = &[
@@ -33,9 +47,9 @@ const TABLE: &[(&str, &str, V)] = &[
     ("harmless", "ls -la", Allow),
     ("harmless", "echo rm x", Allow),
     ("harmless", "grep del f", Allow),
-    ("harmless", "git commit -m \"rm x\"", Allow),
-    ("harmless", "model list", Allow),
-    ("harmless", "pseudocode", Allow),
+    ("ours: not read-only", "git commit -m \"rm x\"", Always("git commit")),
+    ("ours: not a destructive word, not a known program", "model list", Always("model")),
+    ("ours: not a destructive word, not a known program", "pseudocode", Always("pseudocode")),
     ("harmless", "printf \"rm x\\n\"", Allow),
     ("harmless", "command -v rm", Allow),
     ("harmless", "echo 'x; rm y'", Allow),
@@ -43,43 +57,43 @@ const TABLE: &[(&str, &str, V)] = &[
     ("harmless", "cat <<'EOF'\nrm x\nEOF", Allow),
     ("harmless", "cat <<EOF\nrm x $HOME\nEOF", Allow),
     ("harmless", "cat rm", Allow),
-    ("harmless", "rmdirs", Allow),
+    ("ours: not a destructive word, not a known program", "rmdirs", Always("rmdirs")),
     ("harmless", "cat /etc/hosts", Allow),
     ("harmless", "wc -l < /etc/hosts", Allow),
     ("harmless", "cp /etc/hosts ./hosts", Allow),
     ("harmless", "echo x | tee out.txt", Allow),
     ("harmless", "echo x > new.txt", Allow),
     ("harmless", "echo x >> notes.txt", Allow),
-    ("harmless", "cargo build && cargo test", Allow),
-    ("harmless", "cargo test 2>&1 | tail -20", Allow),
+    ("ours: runs build scripts and tests", "cargo build && cargo test", Always("cargo build, cargo test")),
+    ("ours: runs build scripts and tests", "cargo test 2>&1 | tail -20", Always("cargo test")),
     ("harmless", "for f in *.py; do echo $f; done", Allow),
     ("harmless", "case $x in a) echo a;; *) echo b;; esac", Allow),
     ("harmless", "awk '{print $1}' f", Allow),
     ("harmless", "echo ${HOME:-/tmp}", Allow),
     ("harmless", "[ -d out ] || mkdir -p out", Allow),
-    ("harmless", "git rm --cached x", Allow),
+    ("ours: not read-only", "git rm --cached x", Always("git rm")),
     ("harmless", "sh -c 'ls -la'", Allow),
     ("harmless", "bash -lc 'git status && git diff'", Allow),
-    ("harmless", "sh script.sh rm", Allow),
-    ("harmless", "python3 script.py", Allow),
-    ("harmless", "python3 -m pytest -q", Allow),
+    ("ours: a script file", "sh script.sh rm", Always("sh")),
+    ("ours: a script file", "python3 script.py", Always("python3")),
+    ("ours: installed code", "python3 -m pytest -q", Always("python3")),
     ("harmless", "sed -n '1,20p' f", Allow),
     ("harmless", "sed 's/a/b/g' f > new.txt", Allow),
     ("harmless", "find . -name '*.rs'", Allow),
     ("harmless", "find . -name '*.o' -exec ls -l {} +", Allow),
     ("harmless", "ls | xargs cat", Allow),
-    ("harmless", "env FOO=1 cargo test", Allow),
-    ("harmless", "timeout 5 cargo test", Allow),
-    ("harmless", "nice -n 10 make", Allow),
-    ("harmless", "git checkout -b feature", Allow),
-    ("harmless", "git checkout main", Allow),
-    ("harmless", "git restore --staged f", Allow),
-    ("harmless", "git clean -n", Allow),
-    ("harmless", "git push origin main", Allow),
+    ("ours: an unknown variable", "env FOO=1 cargo test", Ask),
+    ("ours: runs build scripts and tests", "timeout 5 cargo test", Always("cargo test")),
+    ("ours: runs the Makefile", "nice -n 10 make", Always("make")),
+    ("ours: runs hooks", "git checkout -b feature", Always("git checkout")),
+    ("ours: runs hooks", "git checkout main", Always("git checkout")),
+    ("ours: not read-only", "git restore --staged f", Always("git restore")),
+    ("ours: not read-only", "git clean -n", Always("git clean")),
+    ("ours: runs hooks, the network", "git push origin main", Always("git push")),
     ("harmless", "git log --oneline | head", Allow),
     ("harmless", "cp f copy.txt", Allow),
     ("harmless", "cp -n f v", Allow),
-    ("harmless", "mv f renamed.txt", Allow),
+    ("ours: changes what exists", "mv f renamed.txt", Always("mv")),
     ("harmless", "ln -s f link", Allow),
     ("harmless", "tar -czf new.tgz dir", Allow),
     ("false positive", "dd if=f of=/dev/null", Deny),
@@ -87,7 +101,7 @@ const TABLE: &[(&str, &str, V)] = &[
     ("harmless", "echo hi >&2", Allow),
     ("harmless", "echo hi > /dev/stderr", Allow),
     ("harmless", "cat f | tee /dev/tty", Allow),
-    ("harmless", "X=1 Y=$HOME ls", Allow),
+    ("ours: unknown variables", "X=1 Y=$HOME ls", Ask),
     ("false positive", "echo $(( 1 + 2 ))", Ask),
     ("false positive", "echo sudo", Deny),
     ("harmless", "", Allow),
@@ -126,7 +140,7 @@ const TABLE: &[(&str, &str, V)] = &[
     ("interpreter", "echo 'rm v' | sh", Ask),
     ("interpreter", "echo 'rm v' | bash -s", Ask),
     ("interpreter", "python3 -c \"import os; os.remove('v')\"", Ask),
-    ("interpreter", "python -c 'print(1)'", Ask),
+    ("interpreter", "python -c 'print(1)'", Always("python")),
     ("interpreter", "python3 -", Ask),
     ("interpreter", "echo x | python3", Ask),
     ("interpreter", "perl -e 'unlink \"v\"'", Ask),
@@ -170,7 +184,7 @@ const TABLE: &[(&str, &str, V)] = &[
     ("wrapper", "nice -n 5 rm v", Ask),
     ("wrapper", "nice -5 rm v", Ask),
     ("wrapper", "nohup rm v &", Ask),
-    ("wrapper", "timeout 5 rm v", Ask),
+    ("wrapper", "timeout 5 rm v", Always("rm")),
     ("wrapper", "timeout -s KILL 5 rm v", Ask),
     ("wrapper", "timeout --bogus 5 rm v", Ask),
     ("wrapper", "strace -f rm v", Ask),
@@ -182,7 +196,7 @@ const TABLE: &[(&str, &str, V)] = &[
     ("wrapper", "time rm v", Ask),
     ("wrapper", "cmd /c del x", Ask),
     // ── data destroyed by other words ──
-    ("destroys", "rm v", Ask),
+    ("destroys", "rm v", Always("rm")),
     ("destroys", "rm -rf build", Ask),
     ("destroys", "RM v", Ask),
     ("destroys", "/usr/bin/rm v", Ask),
@@ -223,12 +237,12 @@ const TABLE: &[(&str, &str, V)] = &[
     ("destroys", "chmod 000 v", Ask),
     ("destroys", "chmod +x f", Ask),
     ("destroys", "chown me v", Ask),
-    ("destroys", "git clean -fdx", Ask),
+    ("destroys", "git clean -fdx", Always("git clean")),
     ("destroys", "git checkout -- f", Ask),
     ("destroys", "git checkout f", Ask),
     ("destroys", "git checkout .", Ask),
     ("destroys", "git restore f", Ask),
-    ("destroys", "git reset --hard", Ask),
+    ("destroys", "git reset --hard", Always("git reset")),
     ("destroys", "git stash drop", Ask),
     ("destroys", "git stash clear", Ask),
     ("destroys", "git push --force", Ask),
@@ -243,7 +257,7 @@ const TABLE: &[(&str, &str, V)] = &[
     ("destroys", "mv f v", Ask),
     ("destroys", "install f v", Ask),
     ("destroys", "rsync -a --delete dir/ other/", Ask),
-    ("destroys", "sort -o v f", Ask),
+    ("destroys", "sort -o v f", Always("sort")),
     ("destroys", "curl -o v https://example.com", Ask),
     ("destroys", "patch -p1 < x", Ask),
     ("destroys", "echo x > /etc/hosts", Ask),
@@ -272,6 +286,207 @@ const TABLE: &[(&str, &str, V)] = &[
     ("deny", "dd if=/dev/zero of=v", Deny),
     ("deny", "echo x > /dev/sda", Deny),
     ("deny", "cat f > /dev/nvme0n1", Deny),
+    // ── issue 30: forms that destroyed or overwrote their victim without a question ──
+    ("bundled flags", "curl -sSo v https://example.com", Always("curl")),
+    ("bundled flags", "sort -uo v f", Always("sort")),
+    ("bundled flags", "echo x | sort -uo v", Always("sort")),
+    ("bundled flags", "echo ANTHROPIC_BASE_URL=http://evil | sort -uo .env", Ask),
+    ("git writer", "git log --output=v", Always("git log")),
+    ("git writer", "git show --output=v", Always("git show")),
+    ("git writer", "git diff --output=v", Always("git diff")),
+    ("git writer", "git archive -o v HEAD", Always("git archive")),
+    ("git writer", "git bundle create v HEAD", Always("git bundle")),
+    ("compressor", "gzip v", Always("gzip")),
+    ("compressor", "xz v", Always("xz")),
+    ("compressor", "bzip2 v", Always("bzip2")),
+    ("compressor", "zstd --rm v", Always("zstd")),
+    ("editor", "printf ',d\\nw\\nq\\n' | ed -s v", Always("ed")),
+    ("editor", "ex -sc '%d|x' v", Always("ex")),
+    ("editor", "vim -es -c '%d|x' v", Always("vim")),
+    ("editor", "vim -es -c '!rm v' -c q", Always("vim")),
+    ("runner", "setarch x86_64 rm v", Always("setarch")),
+    ("runner", "tar -cf x.tar --checkpoint=1 --checkpoint-action=exec='rm v' f", Always("tar")),
+    ("runner", "tar -cf x.tar --use-compress-program='rm v #' f", Always("tar")),
+    ("runner", "BASH_ENV=./s.sh bash -c true", Ask),
+    ("here-doc script", "sh /dev/stdin <<E\nrm v\nE", Always("sh")),
+    ("here-doc script", "python3 /dev/stdin <<E\nimport os; os.remove('v')\nE", Always("python3")),
+    ("here-doc script", "awk -f /dev/stdin <<E\nBEGIN { system(\"rm v\") }\nE", Always("awk")),
+    ("here-doc script", "make -f /dev/stdin <<E\nall:\n\trm v\nE", Always("make")),
+    ("helper", "echo v | xargs -I{} sh -c ': > {}'", Always("sh")),
+    ("helper", "f() { env mv v v.gone; }; f", Always("mv")),
+    ("pushed off screen", "rm -f important.txt\n\n\n\n\n\n\n\n\n\necho cleaning build cache", Always("rm")),
+    ("invisible", "rm\u{200b} v", Always("rm\u{200b}")),
+    // ── the same families, further ──
+    ("option forms", "sort --output=v f", Always("sort")),
+    ("option forms", "sort --outp=v f", Always("sort")),
+    ("option forms", "sort -ov f", Always("sort")),
+    ("option forms", "sort --compress-program=sh f", Always("sort")),
+    ("option forms", "shuf -o v f", Always("shuf")),
+    ("option forms", "uniq f v", Always("uniq")),
+    ("option forms", "xxd f v", Always("xxd")),
+    ("option forms", "sed --in=.bak d v", Always("sed")),
+    ("option forms", "sed -ni 1p v", Always("sed")),
+    ("option forms", "sed -f script.sed f", Always("sed")),
+    ("option forms", "sort $F", Always("sort")),
+    ("option forms", "sort f *.txt", Always("sort")),
+    ("option forms", "rg --pre ./x pat", Always("rg")),
+    ("option forms", "rg -iz pat", Always("rg")),
+    ("option forms", "rg x *.rs", Always("rg")),
+    ("option forms", "file -C -m magic", Always("file")),
+    ("option forms", "printf -v x '%s' y", Always("printf")),
+    ("careful: an abbreviation git refuses", "git diff --outp=v", Always("git diff")),
+    ("git", "git diff --output v", Always("git diff")),
+    ("git", "git log --output v", Always("git log")),
+    ("git", "git grep -O x", Always("git grep")),
+    ("git", "git grep --open-files-in-pager=sh x", Always("git grep")),
+    ("git", "git -C dir status", Always("git status")),
+    ("git", "git --git-dir=elsewhere log", Always("git log")),
+    ("git", "git -c core.pager='rm v' -p log", Ask),
+    ("git", "GIT_PAGER='rm v' git log", Ask),
+    ("git", "HOME=. git log", Ask),
+    ("git", "cd dir && git status", Always("git status")),
+    ("git", "git log $X", Always("git log")),
+    ("git", "git branch topic", Always("git branch")),
+    ("git", "git tag v1", Always("git tag")),
+    ("git", "git stash", Always("git stash")),
+    ("git", "git config user.name x", Always("git config")),
+    ("git", "git remote add x y", Always("git remote")),
+    ("git", "git reflog expire --all", Always("git reflog")),
+    ("git", "git commit -qm x", Always("git commit")),
+    ("find", "find . -name v -exec rm {} +", Always("rm")),
+    ("find", "find . -fprint v", Always("find")),
+    ("find", "find $D -name x", Always("find")),
+    ("find", "find . -execdir sh -c 'rm {}' \\;", Always("sh")),
+    ("awk", "awk -i inplace '{}' v", Always("awk")),
+    ("awk", "awk 'BEGIN { print \"x\" > \"v\" }'", Always("awk")),
+    ("awk", "mawk -f prog.awk f", Always("mawk")),
+    ("awk", "awk \"$P\" f", Always("awk")),
+    ("writers", "cp f .env", Ask),
+    ("writers", "cp -r dir .", Always("cp")),
+    ("writers", "cp -rn dir/. .", Always("cp")),
+    ("writers", "cp f ~/x", Always("cp")),
+    ("writers", "cp -s .env e2; echo K=v >> e2", Ask),
+    ("writers", "ln .env e2 && echo K=v >> e2", Ask),
+    ("writers", "ln -s x .env", Ask),
+    ("writers", "mkdir .git/hooks", Ask),
+    ("writers", "touch .env", Ask),
+    ("writers", "mkdir -p $D", Always("mkdir")),
+    ("writers", "echo K=v | tee .env", Ask),
+    ("writers", "echo K=v | tee -a .env", Ask),
+    ("writers", "exec 3>>notes.txt; echo > /dev/fd/3", Ask),
+    ("writers", "echo x > ~/x", Ask),
+    ("writers", "exec 3<>v", Ask),
+    ("writers", ": > v", Ask),
+    ("writers", "env -C dir touch new", Always("touch")),
+    ("writers", "flock .env true", Ask),
+    ("writers", "cp f .git", Ask),
+    ("writers", "echo 'gitdir: x' > .git", Ask),
+    ("arithmetic", "echo ${a[f]}", Ask),
+    ("arithmetic", "echo ${x:f}", Ask),
+    ("arithmetic", "echo ${!x}", Ask),
+    ("arithmetic", "echo ${x@P}", Ask),
+    ("arithmetic", "cat <<E\n${a[f]}\nE", Ask),
+    ("arithmetic", "[[ $x -eq 1 ]]", Ask),
+    ("arithmetic", "[ -v x ]", Ask),
+    ("arithmetic", "test -v 'a[$(rm v)]'", Ask),
+    ("arithmetic", "[ $x ]", Ask),
+    ("arithmetic", "[ \"$a\" \"$b\" ]", Ask),
+    ("arithmetic", "declare -i x=1", Ask),
+    ("arithmetic", "let x=1", Always("let")),
+    ("variables", "PATH=.:$PATH ls", Ask),
+    ("variables", "LD_PRELOAD=./x.so ls", Ask),
+    ("variables", "export PATH=.", Ask),
+    ("variables", "for PATH in .; do ls; done", Ask),
+    ("variables", "read PATH < f", Ask),
+    ("variables", "TAR_OPTIONS=--to-command=sh tar -tf x.tar", Ask),
+    ("variables", "http_proxy=http://evil ls", Ask),
+    ("variables", "declare -n x=PATH", Ask),
+    ("paths", "./sort f", Always("./sort")),
+    ("paths", "tools/ls", Always("tools/ls")),
+    ("paths", "/usr/bin/sort -o v f", Always("sort")),
+    ("paths", "/tmp/evil/ls", Always("/tmp/evil/ls")),
+    ("paths", "ls\r", Always("ls\r")),
+    ("shells", "bash -ic ls", Always("bash")),
+    ("shells", "zsh -c ls", Always("zsh")),
+    ("shells", "sh -s < s.sh", Always("sh")),
+    ("shells", "bash s.sh", Always("bash")),
+    ("shells", "bash --rcfile x -c ls", Always("bash")),
+    ("shells", "sh -c \"$S\"", Always("sh")),
+    ("wrappers", "timeout $T ls", Always("timeout")),
+    ("wrappers", "xargs --process-slot-var=X cat", Always("xargs")),
+    ("wrappers", "echo f | xargs sort -o v", Always("sort")),
+    ("wrappers", "echo f | xargs -I% cp % v", Always("cp")),
+    ("unknown programs", "python3 x.py", Always("python3")),
+    ("unknown programs", "node x.js", Always("node")),
+    ("unknown programs", "./build.sh", Always("./build.sh")),
+    ("unknown programs", "npm test", Always("npm test")),
+    ("unknown programs", "cargo check", Always("cargo check")),
+    ("unknown programs", "cargo test --release", Always("cargo test")),
+    ("unknown programs", "python3 x.py .env", Ask),
+    ("unknown programs", "python3 -c \"open('.env','w')\"", Ask),
+    ("unknown programs", "gunzip v.gz", Always("gunzip")),
+    ("unknown programs", "split -l 1 f", Always("split")),
+    ("unknown programs", "perl -i -pe 's/.*//' v", Always("perl")),
+    ("unknown programs", "sqlite3 db 'drop table t'", Always("sqlite3")),
+    ("unknown programs", "shopt -s extdebug", Always("shopt")),
+    ("unknown programs", "function f { rm v; }", Ask),
+    // ── harmless forms that must still run unasked ──
+    ("harmless", "ls", Allow),
+    ("harmless", "ls -la dir", Allow),
+    ("harmless", "cat f x", Allow),
+    ("harmless", "grep -rn pattern .", Allow),
+    ("harmless", "grep x *.py", Allow),
+    ("harmless", "rg pattern", Allow),
+    ("harmless", "rg -i -g '*.rs' pattern src", Allow),
+    ("harmless", "find . -type f -name '*.rs'", Allow),
+    ("harmless", "find . -newer v -print", Allow),
+    ("harmless", "head -n 5 f", Allow),
+    ("harmless", "tail -n 5 f", Allow),
+    ("harmless", "wc -l f x", Allow),
+    ("harmless", "git status --short", Allow),
+    ("harmless", "git log --oneline -5", Allow),
+    ("harmless", "git diff HEAD~1 --stat", Allow),
+    ("harmless", "git diff --output-indicator-new=+ HEAD", Allow),
+    ("harmless", "git show HEAD:f", Allow),
+    ("harmless", "git branch -a", Allow),
+    ("harmless", "git tag -l 'v*'", Allow),
+    ("harmless", "git stash list", Allow),
+    ("harmless", "git config --get user.name", Allow),
+    ("harmless", "git remote -v", Allow),
+    ("harmless", "git --no-pager log -1", Allow),
+    ("harmless", "jq . f", Allow),
+    ("harmless", "diff f x", Allow),
+    ("harmless", "stat f", Allow),
+    ("harmless", "du -sh .", Allow),
+    ("harmless", "sort -u f", Allow),
+    ("harmless", "sort -t, -k2 f", Allow),
+    ("harmless", "uniq -c f", Allow),
+    ("harmless", "xxd f", Allow),
+    ("harmless", "echo ${#x} ${#arr[@]} ${x%.rs}", Allow),
+    ("harmless", "[ \"$x\" ]", Allow),
+    ("harmless", "[ -f \"$f\" ] && echo yes", Allow),
+    ("harmless", "[ \"$a\" = \"$b\" ]", Allow),
+    ("harmless", "LANG=C ls", Allow),
+    ("harmless", "export x=1; echo $x", Allow),
+    ("harmless", "f=1; echo $f", Allow),
+    ("harmless", "read -r line < f; echo $line", Allow),
+    ("harmless", "set -euo pipefail; ls", Allow),
+    ("harmless", "/usr/bin/cat f", Allow),
+    ("harmless", "printf '%s\\n' \"$x\"", Allow),
+    ("harmless", "echo x >> /dev/stdout", Allow),
+    ("harmless", "xargs -a f cat", Allow),
+    ("harmless", "nohup ls", Allow),
+    ("harmless", "env -C dir ls", Allow),
+    ("harmless", "command -V rm", Allow),
+    ("harmless", "bash -c 'ls'", Allow),
+    ("harmless", "sh -euc 'ls; cat f'", Allow),
+    ("harmless", "tar -tzf a.tgz", Allow),
+    ("harmless", "cp -r dir dir2", Allow),
+    ("harmless", "ln -s .env e2", Allow),
+    ("harmless", "echo x | tee -a notes.txt", Allow),
+    ("harmless", "git --version", Allow),
+    ("harmless", "f() { ls; }; f", Allow),
+    ("harmless", "while read -r l; do echo $l; done < f", Allow),
 ];
 
 /// The call as the loop hands it to the permission check: prepared through the dispatch map of
@@ -292,19 +507,24 @@ fn workspace() -> (tempfile::TempDir, Workspace) {
     (dir, ws)
 }
 
+/// The verdict on a `bash` command in `ws`.
+fn verdict(ws: &Workspace, command: &str) -> Verdict {
+    check_tool_call(&call(ws, "bash", json!({ "command": command })), ws)
+}
+
 #[test]
 fn every_command_form_gets_its_verdict() {
-    assert!(TABLE.len() >= 150, "the table has {} forms", TABLE.len());
+    assert!(TABLE.len() >= 400, "the table has {} forms", TABLE.len());
     let (_dir, ws) = workspace();
     let mut wrong = Vec::new();
     for (kind, command, expected) in TABLE {
-        let verdict = check_tool_call(&call(&ws, "bash", json!({ "command": command })), &ws);
-        let got = match &verdict {
-            Verdict::Allow => Allow,
-            Verdict::Ask(_) => Ask,
-            Verdict::Deny(_) => Deny,
+        let verdict = verdict(&ws, command);
+        let fine = match (&verdict, expected) {
+            (Verdict::Allow, Allow) | (Verdict::Deny(_), Deny) | (Verdict::Ask(_), Ask) => true,
+            (Verdict::Ask(q), Always(programs)) => q.always.join(", ") == *programs,
+            _ => false,
         };
-        if got != *expected {
+        if !fine {
             wrong.push(format!("[{kind}] {command:?}: expected {expected:?}, got {verdict:?}"));
         }
     }
@@ -314,9 +534,8 @@ fn every_command_form_gets_its_verdict() {
 #[test]
 fn reasons_say_why() {
     let (_dir, ws) = workspace();
-    let reason = |command: &str| match check_tool_call(&call(&ws, "bash", json!({ "command": command })), &ws)
-    {
-        Verdict::Ask(reason) => reason,
+    let reason = |command: &str| match verdict(&ws, command) {
+        Verdict::Ask(q) => q.text,
         other => format!("{other:?}"),
     };
     assert_eq!(reason("echo hi && rm x"), "Destructive command (deletes files with 'rm'): echo hi && rm x");
@@ -329,9 +548,61 @@ fn reasons_say_why() {
         reason("echo 'x"),
         "Destructive command (cannot be parsed (unterminated ' quote), so it is treated as destructive): echo 'x"
     );
+    assert_eq!(
+        reason("python3 x.py"),
+        "Destructive command (runs 'python3', which is not on the list of known programs): python3 x.py"
+    );
+    assert_eq!(
+        reason("echo x | sort -uo .env"),
+        "Destructive command ('sort -o' writes a file or runs a command; names .env): echo x | sort -uo .env"
+    );
+    assert_eq!(
+        reason("git log --output=v"),
+        "Destructive command (writes a file with 'git log --output'): git log --output=v"
+    );
+    // Every reason, in order, once.
+    assert_eq!(
+        reason("python3 a.py; rm v; python3 b.py"),
+        "Destructive command (runs 'python3', which is not on the list of known programs; deletes files with 'rm'): python3 a.py; rm v; python3 b.py"
+    );
     // The whole command, never cut.
     let long = format!("echo {} && rm v", "a".repeat(300));
     assert!(reason(&long).ends_with("&& rm v"));
+    // The question's parts, for a terminal that shows the reason next to `Allow?`.
+    let Verdict::Ask(q) = verdict(&ws, "python3 a.py && cargo test") else { panic!("asks") };
+    assert_eq!(
+        q.reason,
+        "Destructive command (runs 'python3', which is not on the list of known programs; runs 'cargo', which is not on the list of known programs)"
+    );
+    assert_eq!(q.subject, "python3 a.py && cargo test");
+    assert_eq!(q.always, ["python3", "cargo test"]);
+}
+
+#[test]
+fn git_runs_unasked_only_in_the_workspaces_own_repository() {
+    // No .git in the workspace: its own files could make up a repository (HEAD, config, objects),
+    // whose configuration (core.fsmonitor, diff.external) runs commands.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ws = Workspace::new(dir.path()).expect("workspace");
+    assert_eq!(verdict(&ws, "git status"), Verdict::Allow, "no repository shape: git finds the parent's");
+    std::fs::write(dir.path().join("HEAD"), "ref: refs/heads/main\n").expect("write");
+    assert!(matches!(verdict(&ws, "git status"), Verdict::Ask(q) if q.always == ["git status"]));
+    assert!(matches!(verdict(&ws, "git log"), Verdict::Ask(_)));
+    std::fs::create_dir(dir.path().join(".git")).expect("mkdir");
+    assert_eq!(verdict(&ws, "git status"), Verdict::Allow, "the workspace's own .git is found first");
+}
+
+#[test]
+fn appending_needs_a_plain_file() {
+    let (dir, ws) = workspace();
+    std::os::unix::fs::symlink(".env", dir.path().join("to_env")).expect("symlink");
+    std::os::unix::fs::symlink("/etc/hostname", dir.path().join("out")).expect("symlink");
+    std::fs::hard_link(dir.path().join("f"), dir.path().join("f2")).expect("hard link");
+    assert_eq!(verdict(&ws, "echo x >> notes.txt"), Verdict::Allow);
+    assert_eq!(verdict(&ws, "echo x >> new.txt"), Verdict::Allow);
+    for command in ["echo K=v >> to_env", "echo x >> out", "echo x >> f2", "echo x | tee -a to_env"] {
+        assert!(matches!(verdict(&ws, command), Verdict::Ask(_)), "{command}");
+    }
 }
 
 #[test]
@@ -344,33 +615,77 @@ fn hostile_nesting_is_refused_not_overflowed() {
 
 #[test]
 fn check_tool_call_verdicts() {
-    let (_dir, ws) = workspace();
+    let (dir, ws) = workspace();
+    std::os::unix::fs::symlink(".env", dir.path().join("settings")).expect("symlink");
     let call = |name: &str, input: Value| call(&ws, name, input);
+    let ask = |reason: &str, subject: &str| Verdict::Ask(Question::new(reason, subject, Vec::new()));
     let rows: &[(&str, ToolCall, Verdict)] = &[
         ("harmless bash", call("bash", json!({"command": "ls -la"})), Verdict::Allow),
-        ("deny list", call("bash", json!({"command": "sudo reboot"})), Verdict::Deny(DENIED_BY_DENY_LIST.into())),
-        ("deny list wins", call("bash", json!({"command": "rm -rf /"})), Verdict::Deny(DENIED_BY_DENY_LIST.into())),
+        (
+            "deny list",
+            call("bash", json!({"command": "sudo reboot"})),
+            Verdict::Deny(DENIED_BY_DENY_LIST.into()),
+        ),
+        (
+            "deny list wins",
+            call("bash", json!({"command": "rm -rf /"})),
+            Verdict::Deny(DENIED_BY_DENY_LIST.into()),
+        ),
         ("read inside", call("read_file", json!({"path": "src/main.rs"})), Verdict::Allow),
-        ("read outside: the tool refuses, so no question", call("read_file", json!({"path": "/etc/passwd"})), Verdict::Allow),
-        ("write outside: the tool refuses", call("write_file", json!({"path": "../x", "content": ""})), Verdict::Allow),
-        ("glob outside: the tool refuses", call("glob", json!({"pattern": "../../etc/*.conf"})), Verdict::Allow),
+        (
+            "read outside: the tool refuses, so no question",
+            call("read_file", json!({"path": "/etc/passwd"})),
+            Verdict::Allow,
+        ),
+        (
+            "write outside: the tool refuses",
+            call("write_file", json!({"path": "../x", "content": ""})),
+            Verdict::Allow,
+        ),
+        (
+            "glob outside: the tool refuses",
+            call("glob", json!({"pattern": "../../etc/*.conf"})),
+            Verdict::Allow,
+        ),
         (
             "write .env",
             call("write_file", json!({"path": ".env", "content": "ANTHROPIC_BASE_URL=http://evil"})),
-            Verdict::Ask(
-                "Writes a file that steers later runs (which sets the endpoint and key of the next session): .env (write_file)"
-                    .into(),
+            ask(
+                "Writes a file that steers later runs (which sets the endpoint and key of the next session)",
+                ".env (write_file)",
             ),
         ),
         (
             "edit .git/config",
             call("edit_file", json!({"path": "./.git/config", "old_text": "a", "new_text": "b"})),
-            Verdict::Ask("Writes a file that steers later runs (which can make git run commands): ./.git/config (edit_file)".into()),
+            ask(
+                "Writes a file that steers later runs (which can make git run commands)",
+                "./.git/config (edit_file)",
+            ),
         ),
         (
             "write a hook",
             call("write_file", json!({"path": ".git/hooks/pre-commit", "content": ""})),
-            Verdict::Ask("Writes a file that steers later runs (which git runs as a hook): .git/hooks/pre-commit (write_file)".into()),
+            ask(
+                "Writes a file that steers later runs (which git runs as a hook)",
+                ".git/hooks/pre-commit (write_file)",
+            ),
+        ),
+        (
+            "write elsewhere under .git",
+            call("write_file", json!({"path": ".git/info/attributes", "content": ""})),
+            ask(
+                "Writes a file that steers later runs (which git reads as its repository (configuration, hooks, history))",
+                ".git/info/attributes (write_file)",
+            ),
+        ),
+        (
+            "write .env through a symlink",
+            call("write_file", json!({"path": "settings", "content": "ANTHROPIC_BASE_URL=http://evil"})),
+            ask(
+                "Writes a file that steers later runs (which sets the endpoint and key of the next session)",
+                "settings, a link to .env (write_file)",
+            ),
         ),
         ("read .env", call("read_file", json!({"path": ".env"})), Verdict::Allow),
         ("other tools", call("todo_write", json!({"todos": []})), Verdict::Allow),
@@ -381,6 +696,130 @@ fn check_tool_call_verdicts() {
     // An array is never run: it is rejected before any check, whatever the check says.
     assert!(call("bash", json!(["rm victim"])).rejected().is_some());
 }
+
+/// An approver that counts its questions and answers from a script.
+struct Counting {
+    answers: Vec<Answer>,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Approver for Counting {
+    fn ask(&mut self, question: &str) -> bool {
+        self.asked.lock().unwrap_or_else(|e| e.into_inner()).push(question.to_string());
+        false
+    }
+    fn answer(&mut self, question: &Question) -> Answer {
+        self.asked.lock().unwrap_or_else(|e| e.into_inner()).push(question.text.clone());
+        if self.answers.is_empty() { Answer::No } else { self.answers.remove(0) }
+    }
+}
+
+/// `a` allows the program for the rest of the session: the next `python3` runs unasked, `rm`
+/// still asks, and `.env` is asked about whatever is allowed; `--allow cargo` covers every cargo
+/// subcommand; a revoked allowance asks again.
+#[test]
+fn always_allows_that_program_for_the_session_and_nothing_else() {
+    let (_dir, ws) = workspace();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let allowed = AlwaysAllowed::new();
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = {
+        let lines = Arc::clone(&lines);
+        Arc::new(move |event: &Event<'_>| {
+            if let Event::Line(_, text) = event {
+                lines.lock().unwrap_or_else(|e| e.into_inner()).push(text.to_string());
+            }
+        })
+    };
+    let scripted = Counting {
+        answers: vec![Answer::Always, Answer::No, Answer::No, Answer::No],
+        asked: Arc::clone(&asked),
+    };
+    let mut approver = SessionApprover::new(Box::new(scripted), allowed.clone(), sink);
+    let mut answer = |command: &str| match verdict(&ws, command) {
+        Verdict::Ask(q) => approver.answer(&q),
+        other => panic!("{command}: {other:?}"),
+    };
+    assert_eq!(answer("python3 x.py"), Answer::Always);
+    assert_eq!(allowed.list(), [Allowance { program: "python3".into(), source: Source::Answer }]);
+    assert_eq!(answer("python3 y.py"), Answer::Yes, "not asked again");
+    assert_eq!(answer("rm v"), Answer::No, "another program still asks");
+    assert_eq!(answer("python3 x.py && rm v"), Answer::No, "so does a line that also runs it");
+    assert_eq!(answer("python3 x.py > .env"), Answer::No, ".env still asks");
+    assert_eq!(asked.lock().unwrap_or_else(|e| e.into_inner()).len(), 4, "python3 was asked once");
+    assert!(allowed.allow("cargo", Source::Flag));
+    assert!(!allowed.allow("cargo test", Source::Flag), "covered already");
+    assert!(allowed.covers("cargo test") && allowed.covers("cargo check") && !allowed.covers("cargoes"));
+    assert_eq!(answer("cargo test && cargo check"), Answer::Yes);
+    assert!(allowed.revoke("python3"));
+    assert_eq!(answer("python3 x.py"), Answer::No, "revoked: asked again");
+    assert_eq!(allowed.clear(), 1);
+    let lines = lines.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert_eq!(
+        lines[0],
+        "[permission] python3 is allowed for the rest of this session (/permissions revokes it)"
+    );
+    assert_eq!(lines[1], "[permission] not asked: python3 is allowed for this session (/permissions)");
+}
+
+/// Destructive forms, each of which must ask wherever it stands.
+const DESTRUCTIVE: &[&str] = &[
+    "rm v",
+    "mv v w",
+    "> v",
+    "echo x > v",
+    "sort -uo v f",
+    "gzip v",
+    "sed -i d v",
+    "python3 x.py",
+    "git log --output=v",
+    "cp /dev/null v",
+    "tee v < f",
+    "tar -cf x --checkpoint-action=exec=sh f",
+    "vim -es -c q v",
+    "curl -o v http://x",
+    "dd of=v",
+    "truncate -s0 v",
+    "find . -delete",
+    "$X v",
+    "echo x | sort -o .env",
+    "perl -pi -e 1 v",
+];
+
+/// Wrappers around a command, a function, pipes, here-documents, xargs and shells: `{}` is where
+/// the command goes.
+const WRAPPED: &[&str] = &[
+    "{}",
+    "env {}",
+    "nice {}",
+    "nohup {}",
+    "timeout 5 {}",
+    "command {}",
+    "exec {}",
+    "time {}",
+    "stdbuf -o0 {}",
+    "setsid {}",
+    "env LANG=C {}",
+    "f() {{ {}; }}; f",
+    "echo a | {}",
+    "{} | cat",
+    "echo a && {}",
+    "false || {}",
+    "( {} )",
+    "{{ {}; }}",
+    "if true; then {}; fi",
+    "for i in 1; do {}; done",
+    "while false; do :; done; {}",
+    "cat <<'E' >/dev/null\nhello\nE\n{}",
+    "sh -c '{}'",
+    "bash -c '{}'",
+    "sh -ec '{}'",
+    "sh <<'E'\n{}\nE",
+    "echo '{}' | sh",
+    "echo v | xargs -I@ sh -c '{}'",
+    "find . -exec sh -c '{}' \\;",
+    "flock /tmp/l -c '{}'",
+];
 
 proptest! {
     /// Any input gets an answer: no panic, no overflow.
@@ -393,5 +832,27 @@ proptest! {
     #[test]
     fn echo_of_anything_quoted_is_harmless(text in "[a-z ;&|]{0,40}") {
         prop_assert_eq!(is_destructive(&format!("echo '{text}'")), None);
+    }
+
+    /// Random compositions of destructive forms with wrappers, functions, pipes, here-documents
+    /// and xargs always ask, nested up to three deep (the single-quoted wrappers are only used
+    /// where the form holds no single quote).
+    #[test]
+    fn destructive_forms_ask_whatever_wraps_them(
+        form in 0..DESTRUCTIVE.len(),
+        wraps in proptest::collection::vec(0..WRAPPED.len(), 0..4),
+    ) {
+        let (_dir, ws) = workspace();
+        let mut command = DESTRUCTIVE[form].to_string();
+        for w in wraps {
+            let wrapper = WRAPPED[w];
+            if wrapper.contains('\'') && command.contains('\'') {
+                continue;
+            }
+            command = wrapper.replace("{{", "\u{1}").replace("}}", "\u{2}").replace("{}", &command)
+                .replace('\u{1}', "{").replace('\u{2}', "}");
+        }
+        prop_assert!(matches!(verdict(&ws, &command), Verdict::Ask(_) | Verdict::Deny(_)), "{command:?} runs unasked");
+        prop_assert!(is_destructive(&command).is_some(), "{command:?} without a workspace");
     }
 }
