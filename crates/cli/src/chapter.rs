@@ -20,6 +20,7 @@ use agent_core::approve::{Approver, ScriptedApprover};
 use agent_core::dispatch::DispatchMap;
 use agent_core::extension::Shared;
 use agent_core::hooks::{self, HookRegistry};
+use agent_core::permission::{SessionApprover, Source};
 use agent_core::tools;
 
 pub use crate::approve::ApprovalArgs;
@@ -63,15 +64,20 @@ pub fn command<A: Args>(chapter: &Chapter) -> Command {
 }
 
 impl Setup {
-    /// The approver the permission hook asks: in the offline demo a [`ScriptedApprover`] that
-    /// answers yes and shows the exchange; otherwise what `approval` (`--yes`, `--no`, neither)
-    /// asks for.
+    /// The approver the permission hook asks: the session's allowances ([`Setup::allowed`],
+    /// which get `approval`'s `--allow` programs) first, through a [`SessionApprover`]; then, in
+    /// the offline demo, a [`ScriptedApprover`] that answers yes and shows the exchange, and
+    /// otherwise what `approval` (`--yes`, `--no`, neither) asks for.
     pub fn approver(&self, approval: &ApprovalArgs) -> Box<dyn Approver> {
-        if self.demo {
+        let asked = if self.demo {
             Box::new(ScriptedApprover::new(true, self.events.clone()))
         } else {
             approval.approver()
+        };
+        for program in &approval.allow {
+            self.allowed.allow(program, Source::Flag);
         }
+        Box::new(SessionApprover::new(asked, self.allowed.clone(), self.events.clone()))
     }
 
     /// The course's hooks ([`hooks::course_hooks`]) wired to this run: the terminal listener, the

@@ -26,10 +26,12 @@ use agent_core::events::Events;
 use agent_core::extension::Extension;
 use agent_core::messages::StopReason;
 use agent_core::model::{Model, ReplayModel};
+use agent_core::permission::AlwaysAllowed;
 use agent_core::sandbox::{Sandbox, SandboxMode};
 use agent_core::tools::ToolOptions;
 use agent_core::workspace::Workspace;
 
+use crate::approve::DotEnvWatch;
 use crate::repl::{self, SlashCommand, one_turn};
 use crate::startup::{self, ModelSettings, StartupError};
 use crate::ui::{Terminal, Ui};
@@ -229,6 +231,9 @@ pub struct Setup {
     pub model: Arc<dyn Model>,
     /// The `model` field of each request (`MODEL_ID`).
     pub model_id: String,
+    /// The programs allowed for this session without asking (`--allow`, the answer `a`); a
+    /// chapter with the permission hook reads them, and the REPL then has `/permissions`.
+    pub allowed: AlwaysAllowed,
 }
 
 impl Setup {
@@ -270,15 +275,17 @@ pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> H
     runtime.block_on(run_async(chapter, args, build))
 }
 
-/// A started chapter: the agent, the REPL commands its harness added, and the `--demo` workspace
-/// (kept alive until the run ends, so it is removed at exit).
+/// A started chapter: the agent, the REPL commands its harness added, the `--demo` workspace
+/// (kept alive until the run ends, so it is removed at exit), and the watch on `.env`.
 struct Started {
     agent: Agent,
     commands: Vec<SlashCommand>,
     demo_dir: Option<tempfile::TempDir>,
+    dotenv: Option<DotEnvWatch>,
 }
 
-/// The agent a harness composes on the setup's model, complete, and the harness's REPL commands.
+/// The agent a harness composes on the setup's model, complete, and the harness's REPL commands
+/// (with `/permissions` when the harness has the permission hook).
 fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
     let agent = Agent::builder(Arc::clone(&setup.model), &setup.model_id)
         .system(harness.system)
@@ -286,7 +293,11 @@ fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
         .extensions(harness.extensions)
         .events(Arc::clone(&setup.events))
         .build();
-    (agent, harness.commands)
+    let mut commands = harness.commands;
+    if setup.allowed.in_use() && !commands.iter().any(|c| c.name == "permissions") {
+        commands.push(repl::permissions_command(setup.allowed.clone()));
+    }
+    (agent, commands)
 }
 
 async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
@@ -304,7 +315,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     } else {
         start(chapter, args, &terminal, tool_options, build)
     };
-    let Started { mut agent, commands, demo_dir } = match started {
+    let Started { mut agent, commands, demo_dir, dotenv } = match started {
         Ok(s) => s,
         Err(e) => {
             ui.error(&e.to_string());
@@ -329,11 +340,16 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     // future. Tokio's current-thread scheduler polls for I/O (one `epoll_wait` system call) each
     // time another task wakes the `block_on` future, and the connection wakes the reader once
     // per chunk of a streamed reply; between two tasks the hand-off is a queue push.
-    match tokio::spawn(session).await {
+    let code = match tokio::spawn(session).await {
         Ok(code) => code,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(_) => ExitCode::from(1),
+    };
+    // `.env` is never changed silently: whatever the answers were, say so at exit.
+    for line in dotenv.iter().flat_map(DotEnvWatch::changes) {
+        ui.warning(&line);
     }
+    code
 }
 
 /// Start-up for `-p` and the REPL: the workspace, the environment and `.env`, the model, then the
@@ -361,6 +377,12 @@ fn start(
     };
     let workspace = Workspace::new(&root).map_err(|source| StartupError::Workdir { path: root, source })?;
     let vars = config::environment(&cwd)?;
+    // The `.env` files the next session started here would read, as they are now.
+    let dotenv = DotEnvWatch::start([
+        config::find_dotenv(&cwd).unwrap_or_else(|| cwd.join(".env")),
+        cwd.join(".env"),
+        workspace.root().join(".env"),
+    ]);
     let settings = ModelSettings {
         replay: args.replay.as_deref(),
         record: args.record.as_deref(),
@@ -383,9 +405,18 @@ fn start(
         ));
     }
     let events: Events = Arc::clone(terminal) as Events;
-    let setup = Setup { workspace, tool_options, ui: ui.clone(), events, demo: false, model, model_id };
+    let setup = Setup {
+        workspace,
+        tool_options,
+        ui: ui.clone(),
+        events,
+        demo: false,
+        model,
+        model_id,
+        allowed: AlwaysAllowed::new(),
+    };
     let (agent, commands) = agent_from(&setup, build(&setup));
-    Ok(Started { agent, commands, demo_dir: None })
+    Ok(Started { agent, commands, demo_dir: None, dotenv: Some(dotenv) })
 }
 
 /// Start-up for `--demo`: a fresh temporary workspace seeded with the demo files, and the
@@ -419,9 +450,10 @@ fn start_demo(
         demo: true,
         model: Arc::new(model),
         model_id: "demo-replay".into(),
+        allowed: AlwaysAllowed::new(),
     };
     let (agent, commands) = agent_from(&setup, build(&setup));
-    Ok(Started { agent, commands, demo_dir: Some(dir) })
+    Ok(Started { agent, commands, demo_dir: Some(dir), dotenv: None })
 }
 
 /// `--demo`: the demo prompt as one turn, then the files the demo changed. The workspace `dir`

@@ -14,7 +14,8 @@
 //!
 //! - A line that starts with `/WORD` is a command, answered here and never sent to the model:
 //!   `/help`, `/history` (the messages array as the next request sends it), `/clear`, `/usage`,
-//!   and the chapter's own [`SlashCommand`]s (s03's `/todos`). An unknown `/WORD` says so. A
+//!   the chapter's own [`SlashCommand`]s (s03's `/todos`), and `/permissions` where the
+//!   permission hook runs ([`permissions_command`]). An unknown `/WORD` says so. A
 //!   line such as `/etc/hosts: what is this?` is a prompt, not a command.
 //!
 //! The line editor only holds the terminal while a prompt is read; a turn's Ctrl-C comes as a
@@ -31,6 +32,7 @@ use tokio::sync::mpsc;
 use agent_core::agent::{Agent, TurnEnd};
 use agent_core::error::ApiError;
 use agent_core::messages::{ContentBlock, Message, MessageContent, Role, UsageTotals};
+use agent_core::permission::{AlwaysAllowed, Source, known};
 use agent_core::sanitize::one_line;
 
 use crate::ui::{Terminal, Ui};
@@ -133,6 +135,71 @@ impl SlashCommand {
     ) -> Self {
         Self { name, help, run: Box::new(run) }
     }
+}
+
+/// `/permissions` (ours, with the permission hook): what runs without asking. Alone, it lists
+/// the session's allowances (`--allow`, the answer `a`) and where each came from;
+/// `/permissions revoke NAME` takes one back, `/permissions clear` all of them, and
+/// `/permissions known` lists the programs that always run unasked with read-only arguments
+/// ([`agent_core::permission::known`]).
+pub fn permissions_command(allowed: AlwaysAllowed) -> SlashCommand {
+    SlashCommand::with_context(
+        "permissions",
+        "what runs without asking; revoke NAME, clear, known",
+        move |context| {
+            let (ui, args) = (context.ui, context.args);
+            let mut words = args.split_whitespace();
+            match words.next() {
+                None => {
+                    let list = allowed.list();
+                    if list.is_empty() {
+                        ui.say(
+                            "Nothing is allowed for this session beyond the known programs (/permissions known).
+                             Answer a at Allow? [y/N], or start with --allow NAME, to allow a program.",
+                        );
+                        return;
+                    }
+                    let mut text = String::from(
+                        "Allowed for this session without asking (a deny-list command is still refused,                          and writing .env or under .git still asks):
+",
+                    );
+                    let width = list.iter().map(|a| a.program.chars().count()).max().unwrap_or(0);
+                    for a in &list {
+                        let from = match a.source {
+                            Source::Flag => "--allow",
+                            Source::Answer => "answered a",
+                        };
+                        text.push_str(&format!("  {:<width$}  ({from})
+", a.program));
+                    }
+                    text.push_str("/permissions revoke NAME takes one back; /permissions clear takes them all.");
+                    ui.say(&text);
+                }
+                Some("revoke") => {
+                    let name = words.collect::<Vec<_>>().join(" ");
+                    if name.is_empty() {
+                        ui.error("usage: /permissions revoke NAME (a name /permissions lists)");
+                    } else if allowed.revoke(&name) {
+                        ui.say(&format!("{name} is asked about again."));
+                    } else {
+                        ui.error(&format!("{name} was not allowed; /permissions lists what is"));
+                    }
+                }
+                Some("clear") => {
+                    let n = allowed.clear();
+                    ui.say(&format!("{n} allowance(s) taken back: everything outside the known programs asks again."));
+                }
+                Some("known") => ui.say(&format!(
+                    "Programs that run without asking, with read-only arguments (crates/core/src/permission/known.rs):
+{}",
+                    known::names().join(" ")
+                )),
+                Some(other) => ui.error(&format!(
+                    "unknown /permissions {other}; use /permissions, /permissions revoke NAME, /permissions clear or /permissions known"
+                )),
+            }
+        },
+    )
 }
 
 /// `/usage`'s line for `usage`: `LABEL: N request(s), N input tokens, N output tokens`.
