@@ -86,3 +86,63 @@ fn each_demo_shows_a_refusal_by_the_deny_list_and_a_scripted_allow_with_what_the
         assert_eq!(text.matches("Allow? [y/N]").count(), 1, "{name}: one question:\n{text}");
     }
 }
+
+/// `--allow` gives a scripted run what `a` gives a terminal: under `--no --allow python3`,
+/// `python3 x.py` runs unasked and `rm` is still refused, in every chapter with the permission
+/// hook (s06's kernel included). A deny-list command stays refused whatever is allowed, and so
+/// does a write of `.env` by an allowed program.
+#[test]
+fn allow_lets_a_scripted_run_use_a_program_and_nothing_more() {
+    for name in ["s04", "s05", "s06"] {
+        let ws = tempfile::tempdir().unwrap();
+        fs::write(ws.path().join("x.py"), "open('ran', 'w').write('ran')\n").unwrap();
+        fs::write(ws.path().join("v"), "precious").unwrap();
+        let server = MockServer::start(vec![
+            reply::tool_uses(&[
+                ("p1", "bash", json!({"command": "python3 x.py"})),
+                ("r1", "bash", json!({"command": "rm v"})),
+                ("s1", "bash", json!({"command": "python3 x.py; echo sudo"})),
+                ("e1", "bash", json!({"command": "python3 x.py > .env"})),
+            ]),
+            reply::text("ok"),
+        ]);
+        let out = chapter(name, ws.path(), Some(&server.base_url()))
+            .args(["--no", "--allow", "python3,cargo test", "-p", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name} stderr: {}", stderr(&out));
+        let batches = result_batches(&server.requests().pop().unwrap().body);
+        let results: Vec<&str> = batches[0].iter().filter_map(|b| b["content"].as_str()).collect();
+        assert_eq!(
+            results,
+            [
+                "(no output)",
+                "Permission denied by user",
+                "Permission denied by deny list",
+                "Permission denied by user"
+            ],
+            "{name}"
+        );
+        assert_eq!(fs::read_to_string(ws.path().join("ran")).unwrap(), "ran", "{name}");
+        assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious", "{name}");
+        assert!(!ws.path().join(".env").exists(), "{name}");
+        assert!(
+            stdout(&out)
+                .contains("[permission] not asked: python3 is allowed for this session (/permissions)"),
+            "{name}: {}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn a_bad_allow_entry_is_a_clear_error() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = chapter("s05", ws.path(), None).args(["--allow", "rm;ls", "-p", "go"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--allow takes names such as python3, cargo or 'cargo test'"),
+        "{}",
+        stderr(&out)
+    );
+}

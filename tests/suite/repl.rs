@@ -153,3 +153,97 @@ fn a_tool_that_runs_past_a_second_shows_a_spinner_with_its_name_on_the_terminal(
     quit(s02);
     assert_eq!(server.request_count(), 2);
 }
+
+/// The permission prompt on a real terminal, for a command padded with 60 line breaks after its
+/// `rm`: the command shows on one line with the breaks as one visible mark (`⏎×60`), and the
+/// reason is the line just above `Allow? [y/N]`, in view; an invisible character shows as its
+/// escape. Answered no, the file survives.
+#[test]
+fn a_padded_command_shows_on_one_line_with_its_reason_next_to_allow() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("important.txt"), "keep").unwrap();
+    let command = format!("rm -f important.txt{}echo cleaning build cache\u{200b}", "\n".repeat(60));
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("toolu_p1", "bash", serde_json::json!({ "command": command }))]),
+        reply::text("cleaned"),
+    ]);
+    let mut s05 = pty_chapter("s05", ws.path(), &server.base_url());
+    s05.exp_string("s05 >> ").unwrap();
+    s05.send_line("clean the build cache").unwrap();
+    let before = s05.exp_string("Allow? [y/N]").unwrap();
+    let shown = pty_text(
+        "rm -f important.txt⏎×60echo cleaning build cache\\u{200b}\r\nDestructive command (deletes files with 'rm')\r\n",
+    );
+    assert!(before.ends_with(&shown), "the command on one line, then the reason, then Allow?: {before:?}");
+    assert!(!before.contains("\r\n\r\n"), "no blank line pushes anything off the screen: {before:?}");
+    s05.exp_string("(a: always allow rm this session)").unwrap();
+    s05.send("n\r").unwrap();
+    s05.flush().unwrap();
+    s05.exp_string("cleaned").unwrap();
+    s05.exp_string("s05 >> ").unwrap();
+    quit_at(s05);
+    assert_eq!(std::fs::read_to_string(ws.path().join("important.txt")).unwrap(), "keep");
+    let results = e2e::result_batches(&server.requests().pop().unwrap().body);
+    assert_eq!(results[0][0]["content"], "Permission denied by user");
+}
+
+/// `a` allows the program for the rest of the session: the next `python3 x.py` runs unasked,
+/// while `rm` in the same batch still asks; `/permissions` shows the allowance and revokes it,
+/// after which `python3` asks again.
+#[test]
+fn answering_a_allows_the_program_for_the_session_and_permissions_revokes_it() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("x.py"), "open('ran', 'a').write('ran\\n')\n").unwrap();
+    std::fs::write(ws.path().join("v"), "precious").unwrap();
+    let bash = |id: &str, command: &str| (id.to_owned(), "bash", serde_json::json!({ "command": command }));
+    let batch = |calls: Vec<(String, &'static str, serde_json::Value)>| {
+        let calls: Vec<(&str, &str, serde_json::Value)> =
+            calls.iter().map(|(i, n, c)| (i.as_str(), *n, c.clone())).collect();
+        reply::tool_uses(&calls)
+    };
+    let server = MockServer::start(vec![
+        batch(vec![bash("p1", "python3 x.py")]),
+        batch(vec![bash("p2", "python3 x.py"), bash("r1", "rm v")]),
+        reply::text("first done"),
+        batch(vec![bash("p3", "python3 x.py")]),
+        reply::text("second done"),
+    ]);
+    let mut s05 = pty_chapter("s05", ws.path(), &server.base_url());
+    s05.exp_string("s05 >> ").unwrap();
+    s05.send_line("run it twice").unwrap();
+    s05.exp_string("Allow? [y/N] (a: always allow python3 this session)").unwrap();
+    s05.send("a\r").unwrap();
+    s05.flush().unwrap();
+    s05.exp_string("[permission] python3 is allowed for the rest of this session").unwrap();
+    s05.exp_string("[permission] not asked: python3 is allowed for this session").unwrap();
+    let before = s05.exp_string("Allow? [y/N] (a: always allow rm this session)").unwrap();
+    assert!(before.contains("rm v\r\nDestructive command (deletes files with 'rm')"), "{before:?}");
+    s05.send("n\r").unwrap();
+    s05.flush().unwrap();
+    s05.exp_string("first done").unwrap();
+    s05.exp_string("s05 >> ").unwrap();
+    assert_eq!(std::fs::read_to_string(ws.path().join("ran")).unwrap(), "ran\nran\n", "python3 ran twice");
+    assert_eq!(std::fs::read_to_string(ws.path().join("v")).unwrap(), "precious", "rm was refused");
+
+    s05.send_line("/permissions").unwrap();
+    s05.exp_string("Allowed for this session without asking").unwrap();
+    s05.exp_string("python3  (answered a)").unwrap();
+    s05.exp_string("s05 >> ").unwrap();
+    s05.send_line("/permissions revoke python3").unwrap();
+    s05.exp_string("python3 is asked about again.").unwrap();
+    s05.exp_string("s05 >> ").unwrap();
+    s05.send_line("once more").unwrap();
+    s05.exp_string("Allow? [y/N] (a: always allow python3 this session)").unwrap();
+    s05.send("n\r").unwrap();
+    s05.flush().unwrap();
+    s05.exp_string("second done").unwrap();
+    s05.exp_string("s05 >> ").unwrap();
+    quit_at(s05);
+    assert_eq!(std::fs::read_to_string(ws.path().join("ran")).unwrap(), "ran\nran\n", "revoked: refused");
+}
+
+/// Types `q` at a prompt already shown and waits for the process to end.
+fn quit_at(mut session: PtySession) {
+    session.send_line("q").unwrap();
+    session.exp_eof().unwrap();
+}
