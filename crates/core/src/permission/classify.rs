@@ -18,7 +18,7 @@
 //!   here-document or a script file (`sh /dev/stdin <<E`), an arithmetic expansion bash would
 //!   evaluate (`${a[f]}`), a command that cannot be parsed;
 //! - a **variable** a program could take code from (`PATH=…`, `BASH_ENV=…`, `LD_PRELOAD=…`;
-//!   see [`known::HARMLESS_VARIABLES`](super::known::HARMLESS_VARIABLES));
+//!   see [`known::HARMLESS_VARIABLES`]);
 //! - a **write** that is not a new file inside the workspace: a redirection onto a file that
 //!   exists (`>`, `>|`, `&>`, `<>`), anything outside the workspace, any write after a `cd`, and
 //!   any write of a file that steers later runs ([`steering_file`]: `.env`, anything under
@@ -91,15 +91,12 @@ pub struct Finding {
 /// empty list when it runs unasked. A command that cannot be tokenised gives one finding:
 /// `cannot be parsed (WHY), so it is treated as destructive`.
 pub fn judge(command: &str, ws: &dyn Surroundings) -> Vec<Finding> {
-    let mut state = State {
-        ws,
-        cwd_changed: false,
-        mentioned: HashSet::new(),
-        functions: HashSet::new(),
-        fds_to_files: false,
-        linked: HashSet::new(),
-        findings: Vec::new(),
-    };
+    // Two passes: the commands of a pipeline or of `&` run at the same time, so a link that a
+    // later command makes may already be there when an earlier one writes. The first pass
+    // finds every path `ln` or `cp` makes anywhere in the line; the second judges with them.
+    let mut first = State::new(ws, HashSet::new());
+    first.script(command, 0);
+    let mut state = State::new(ws, first.made);
     state.script(command, 0);
     let mut seen = HashSet::new();
     state.findings.retain(|f| seen.insert((f.reason.clone(), f.program.clone())));
@@ -132,7 +129,7 @@ fn unparsable(error: &TokenizeError) -> String {
 
 /// The program an allowance names for a command whose program is `name` and arguments `args`:
 /// `name`, or `name SUB` for the programs of
-/// [`SUBCOMMAND_PROGRAMS`](super::known::SUBCOMMAND_PROGRAMS) (`git commit`, `cargo test`;
+/// [`SUBCOMMAND_PROGRAMS`] (`git commit`, `cargo test`;
 /// options and their values before the subcommand are skipped).
 pub fn command_key(name: &str, args: &[String]) -> String {
     if !SUBCOMMAND_PROGRAMS.contains(&name) {
@@ -167,9 +164,11 @@ struct State<'a> {
     functions: HashSet<String>,
     /// Some redirection of the line writes a file, so `/dev/stdout` or `/dev/fd/N` may be one.
     fds_to_files: bool,
-    /// Paths an earlier `ln` or `cp` of the line makes, which may be links: a write at or under
-    /// one could land anywhere (`ln -s / r && echo x > r/etc/f`).
+    /// Paths an `ln` or `cp` anywhere in the line makes, which may be links: a write at or under
+    /// one could land anywhere (`ln -s / r && echo x > r/etc/f`). Found by a first pass.
     linked: HashSet<String>,
+    /// Paths this pass has seen `ln` or `cp` make (the first pass's result).
+    made: HashSet<String>,
     findings: Vec<Finding>,
 }
 
@@ -233,7 +232,20 @@ enum Write {
     Make,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
+    fn new(ws: &'a dyn Surroundings, linked: HashSet<String>) -> Self {
+        State {
+            ws,
+            cwd_changed: false,
+            mentioned: HashSet::new(),
+            functions: HashSet::new(),
+            fds_to_files: false,
+            linked,
+            made: HashSet::new(),
+            findings: Vec::new(),
+        }
+    }
+
     fn push(&mut self, program: Option<String>, reason: impl Into<String>) {
         self.findings.push(Finding { reason: reason.into(), program });
     }
@@ -253,7 +265,7 @@ impl State<'_> {
         if parsed.arithmetic {
             self.push(
                 None,
-                "holds arithmetic bash evaluates ((( … )), a subscript, a substring, ${!x}), where a variable's value can run a command",
+                "holds arithmetic that bash evaluates (an arithmetic command or expansion, a subscript, a substring, an indirection), where a variable's value can run a command",
             );
         }
         self.functions.extend(parsed.functions.iter().cloned());
@@ -277,6 +289,10 @@ impl State<'_> {
     /// One simple command: its redirections, then its words.
     fn simple(&mut self, command: &SimpleCommand, depth: usize) {
         for r in &command.redirects {
+            if r.target.starts_with("/dev/tcp/") || r.target.starts_with("/dev/udp/") {
+                self.push(None, format!("opens a network connection ({} {})", r.op, r.target));
+                continue;
+            }
             let fd_copy = r.op == ">&" && is_fd(&r.target);
             if !(r.writes() || r.op == ">&") || fd_copy {
                 continue; // inputs, here-documents, `2>&1`, `>&-`
@@ -299,6 +315,12 @@ impl State<'_> {
     /// comes after a `cd`, or (per `how`) would change a file that exists. Harmless devices never
     /// do.
     fn write_target(&self, target: &str, how: Write) -> Option<String> {
+        self.write_target_of(target, how, false)
+    }
+
+    /// [`State::write_target`]; with `own`, `target` is what this very `ln` or `cp` makes, so
+    /// only the folders above it are checked for links.
+    fn write_target_of(&self, target: &str, how: Write, own: bool) -> Option<String> {
         if self.harmless_device(target, how) {
             return None;
         }
@@ -308,9 +330,10 @@ impl State<'_> {
         if self.cwd_changed {
             return Some(format!("writes {target} after a cd, where this check cannot see what it is"));
         }
-        if let Some(link) = ancestors(target).find(|a| self.linked.contains(a)) {
+        if let Some(link) = ancestors(target).skip(usize::from(own)).find(|a| self.linked.contains(a)) {
+            let through = if link == normal(target) { String::new() } else { format!(" through {link}") };
             return Some(format!(
-                "writes {target} through {link}, which an earlier command of this line may make a link"
+                "writes {target}{through}, which another command of this line may make a link"
             ));
         }
         if !self.ws.inside(target) {
@@ -926,7 +949,7 @@ impl State<'_> {
             if self.harmless_device(&target, Write::Create) {
                 continue;
             }
-            if let Some(reason) = self.write_target(&target, Write::Make) {
+            if let Some(reason) = self.write_target_of(&target, Write::Make, true) {
                 self.push(
                     steering_file(&target).map_or(Some(key.to_string()), |_| None),
                     format!("{reason} with 'cp'"),
@@ -941,7 +964,7 @@ impl State<'_> {
                     self.push(Some(key.to_string()), format!("overwrites {target} with 'cp'"));
                 }
             }
-            self.linked.insert(normal(&target));
+            self.made.insert(normal(&target));
         }
     }
 
@@ -1010,7 +1033,7 @@ impl State<'_> {
             targets.push((name, false));
         }
         for (link, _) in targets {
-            if let Some(reason) = self.write_target(&link, Write::Make) {
+            if let Some(reason) = self.write_target_of(&link, Write::Make, true) {
                 self.push(
                     steering_file(&link).map_or(Some(key.to_string()), |_| None),
                     format!("{reason} with 'ln'"),
@@ -1018,7 +1041,7 @@ impl State<'_> {
             } else if force && self.may_exist(&link) {
                 self.push(Some(key.to_string()), format!("replaces {link} with 'ln -f'"));
             }
-            self.linked.insert(normal(&link));
+            self.made.insert(normal(&link));
         }
     }
 
@@ -1620,7 +1643,7 @@ fn git_listing(sub: &str, rest: &[String]) -> bool {
             }
             true
         }
-        "remote" => matches!(first, None | Some("-v" | "--verbose" | "get-url")),
+        "remote" => rest.iter().all(|a| a == "-v" || a == "--verbose") || first == Some("get-url"),
         "stash" => matches!(first, Some("list" | "show")),
         "config" => {
             let get = rest.iter().any(|a| {
@@ -1843,7 +1866,9 @@ fn is_assignment(word: &str) -> bool {
 /// runs, and anything else under a `.git` folder (the folder itself included) is what git reads
 /// as its repository.
 pub fn steering_file(path: &str) -> Option<&'static str> {
-    let parts: Vec<&str> = path.split(['/', '\\']).filter(|p| !p.is_empty() && *p != ".").collect();
+    // Compared without case: on a case-insensitive file system (macOS's default) `.ENV` is `.env`.
+    let lower = path.to_lowercase();
+    let parts: Vec<&str> = lower.split(['/', '\\']).filter(|p| !p.is_empty() && *p != ".").collect();
     let name = parts.last()?;
     if *name == ".env" || name.starts_with(".env.") {
         return Some("which sets the endpoint and key of the next session");
@@ -1859,6 +1884,7 @@ pub fn steering_file(path: &str) -> Option<&'static str> {
 /// The file that steers later runs an argument names, if any: `.env` (or `.env.x`) or `.git` as
 /// a whole word inside it (`--output=.env`, `open('.env', 'w')`, `x/.git/config`).
 fn mentions_steering(text: &str) -> Option<&'static str> {
+    let text = text.to_lowercase();
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
     for (needle, what) in [(".env", ".env"), (".git", ".git")] {
         let mut from = 0;

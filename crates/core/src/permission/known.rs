@@ -16,7 +16,7 @@
 //!   with `=value` and abbreviated (`--outp`), as GNU's option parser accepts it. Their arguments
 //!   must be known before the command runs: a file named `-o` that a glob expands to would be an
 //!   option.
-//! - [`JUDGED`]: listed, each with its own rule in [`classify`](super::classify) (what the rule
+//! - [`JUDGED`]: listed, each with its own rule in [`classify`](mod@super::classify) (what the rule
 //!   allows is said here, in one line).
 //! - [`WRAPPERS`]: run the command after their options; that command is judged in their place.
 //! - [`SHELLS`]: `-c SCRIPT` is read and judged command by command; a shell reading a script
@@ -124,14 +124,14 @@ pub const READERS_UNLESS: &[(&str, &[&str])] = &[
     ("fd", &["-x", "-X", "--exec", "--exec-batch"]),
     ("fdfind", &["-x", "-X", "--exec", "--exec-batch"]),
     ("file", &["-C", "--compile"]),
-    ("tree", &["-o"]),
+    ("tree", &["-o", "-R"]),
     ("base64", &["-o", "--output"]),
     ("base32", &["-o", "--output"]),
     ("date", &["-s", "--set"]),
     ("printf", &["-v"]),
 ];
 
-/// Programs with a rule of their own in [`classify`](super::classify): (name, what runs unasked).
+/// Programs with a rule of their own in [`classify`](mod@super::classify): (name, what runs unasked).
 pub const JUDGED: &[(&str, &str)] = &[
     ("git", "read-only subcommands (GIT_READS) without --output, in the workspace's own repository"),
     ("find", "without -delete or -fprint; -exec and -execdir only with a known command"),

@@ -24,7 +24,7 @@ pub struct Script {
     /// `true` when a command or process substitution occurs anywhere.
     pub substitution: bool,
     /// `true` when bash would evaluate text as arithmetic or as a name: an arithmetic command
-    /// `(( … ))`, an array subscript (`${a[i]}`), a substring (`${x:i}`), indirection (`${!x}`)
+    /// `(( … ))` or expansion `$[ … ]`, an array subscript (`${a[i]}`), a substring (`${x:i}`), indirection (`${!x}`)
     /// or prompt expansion (`${x@P}`). Bash evaluates a variable's value there, and `$(…)` in
     /// that value runs (`f='a[$(rm v)]'; echo ${a[f]}`).
     pub arithmetic: bool,
@@ -587,6 +587,13 @@ impl Lexer {
                 self.pos += 2;
                 word.quoted = true;
                 self.double_quoted(word, depth)?;
+            }
+            Some('[') => {
+                // `$[ … ]`: bash's old arithmetic expansion.
+                self.arithmetic = true;
+                word.mark("an arithmetic expansion");
+                word.text.push('$');
+                self.pos += 1;
             }
             Some(n) if is_parameter_start(n) => {
                 // `$X`, `$1`, `$@`, `$$` …: the value is not known until it runs.
