@@ -12,7 +12,7 @@
 //! | [`startup`] | building the model; the one start-up error (exit code 2) | ours |
 //! | [`repl`] | reading prompts, Ctrl-C, one cancellable turn, `/commands` | course §0 |
 //! | [`ui`] | what the terminal shows, and [`ui::Terminal`], the events' listener | course §0–§1 |
-//! | [`approve`] | asking `Allow? [y/N]` on the terminal; `--yes`/`--no` | course s04/s05 |
+//! | [`approve`] | asking `Allow? [y/N]` on the terminal; `--yes`/`--no`/`--allow`; the watch on `.env` | course s04/s05, ours |
 
 #![warn(missing_docs)]
 

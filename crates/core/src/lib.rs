@@ -22,7 +22,7 @@
 //! | [`events`] | what the loop reports instead of printing, and the sink trait | ours, codex-rs |
 //! | [`extension`] | what a chapter may add to a turn: around each request, tool call and tool batch, on a failed request, before the turn and after the answer | course s03–s09, goose |
 //! | [`agent`] | `agent_loop` and one user turn; the [`agent::Agent`] builder | course §0 |
-//! | [`permission`] | the permission check: shell tokeniser, destructive-command classifier, verdict | course s04/s05, ours |
+//! | [`permission`] | the permission check: shell tokeniser, the list of known programs, classifier, verdict, the session's allowances | course s04/s05, ours |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
 //! | [`approve`] | the `Allow? [y/N]` answerer the permission hook asks | course s04/s05 |
 //! | [`sanitize`] | the one sanitiser for everything untrusted a listener shows, and `one_line` | ours |
