@@ -169,6 +169,8 @@ struct State<'a> {
     linked: HashSet<String>,
     /// Paths this pass has seen `ln` or `cp` make (the first pass's result).
     made: HashSet<String>,
+    /// Folders an earlier `mkdir` of the line makes: a copy into one lands inside it.
+    dirs: HashSet<String>,
     findings: Vec<Finding>,
 }
 
@@ -242,6 +244,7 @@ impl<'a> State<'a> {
             fds_to_files: false,
             linked,
             made: HashSet::new(),
+            dirs: HashSet::new(),
             findings: Vec::new(),
         }
     }
@@ -785,6 +788,10 @@ impl<'a> State<'a> {
                     format!("'git {sub}' is not among the read-only git commands this check knows")
                 });
             self.push(key, reason);
+            if git_writes_config(sub, rest) {
+                // Whatever is allowed, .git/config is asked about every time.
+                self.push(None, format!("'git {sub}' writes .git/config, which can make git run commands"));
+            }
             return self.steering_arguments(w);
         }
         if self.cwd_changed {
@@ -981,10 +988,14 @@ impl<'a> State<'a> {
                 _ => return Vec::new(),
             },
         };
+        // `out/`: a folder, whether it exists now or an earlier `mkdir` of the line makes it.
+        let slash = dest.ends_with('/');
         let dest = dest.trim_end_matches('/').to_string();
         let dest = if dest.is_empty() { "/".to_string() } else { dest };
+        let folder =
+            slash || self.dirs.contains(&normal(&dest)) || (!self.cwd_changed && self.ws.is_dir(&dest));
         let into_folder = parsed.value('t', "--target-directory").is_some()
-            || (!parsed.has('T', "--no-target-directory") && !self.cwd_changed && self.ws.is_dir(&dest));
+            || (!parsed.has('T', "--no-target-directory") && folder);
         if !into_folder {
             return vec![(dest.clone(), self.ws.is_dir(&dest))];
         }
@@ -1067,6 +1078,9 @@ impl<'a> State<'a> {
             if let Some(reason) = self.write_target(target, Write::Make) {
                 let program = steering_file(target).map_or(Some(key.to_string()), |_| None);
                 self.push(program, format!("{reason} with '{name}'"));
+            }
+            if name == "mkdir" {
+                self.dirs.insert(normal(target));
             }
         }
     }
@@ -1646,6 +1660,38 @@ fn git_listing(sub: &str, rest: &[String]) -> bool {
         "remote" => rest.iter().all(|a| a == "-v" || a == "--verbose") || first == Some("get-url"),
         "stash" => matches!(first, Some("list" | "show")),
         "config" => {
+            // `git config KEY` gets the value, as `--get KEY` does.
+            const PLAIN: &[&str] = &[
+                "--global",
+                "--local",
+                "--system",
+                "--worktree",
+                "--show-origin",
+                "--show-scope",
+                "--includes",
+                "--null",
+                "-z",
+                "--bool",
+                "--int",
+                "--path",
+            ];
+            let mut operands = 0;
+            let mut plain = true;
+            let mut i = 0;
+            while let Some(a) = rest.get(i) {
+                if a == "-f" || a == "--file" {
+                    i += 1;
+                } else if a.starts_with('-') {
+                    plain &=
+                        PLAIN.contains(&a.as_str()) || a.starts_with("--type=") || a.starts_with("--file=");
+                } else {
+                    operands += 1;
+                }
+                i += 1;
+            }
+            if plain && operands == 1 {
+                return true;
+            }
             let get = rest.iter().any(|a| {
                 matches!(
                     a.as_str(),
@@ -1674,6 +1720,42 @@ fn git_listing(sub: &str, rest: &[String]) -> bool {
         }
         "reflog" => !matches!(first, Some("expire" | "delete" | "drop" | "write")),
         _ => true,
+    }
+}
+
+/// `true` when a git command (not a read-only one) writes the repository's configuration:
+/// `config`, `remote`, `submodule`, `init`, `clone`, `sparse-checkout`, `maintenance`, `lfs`,
+/// and any command with `-u`/`--set-upstream`, `--set-upstream-to`, `--track`/`-t`,
+/// `--edit-description`, or a branch rename or deletion (which moves or drops its section).
+fn git_writes_config(sub: &str, rest: &[String]) -> bool {
+    if matches!(
+        sub,
+        "config"
+            | "remote"
+            | "submodule"
+            | "init"
+            | "clone"
+            | "sparse-checkout"
+            | "maintenance"
+            | "lfs"
+            | "worktree"
+    ) {
+        return true;
+    }
+    let flags = ["--set-upstream", "--set-upstream-to", "--track", "--edit-description", "--unset-upstream"];
+    if rest.iter().any(|a| flags.iter().any(|f| a == f || a.starts_with(&format!("{f}=")))) {
+        return true;
+    }
+    let short = |letters: &str| {
+        rest.iter().any(|a| {
+            a.starts_with('-') && !a.starts_with("--") && a[1..].chars().any(|c| letters.contains(c))
+        })
+    };
+    match sub {
+        "push" | "branch" | "checkout" | "switch" | "pull" => {
+            short("ut") || (sub == "branch" && short("dDmMcC"))
+        }
+        _ => false,
     }
 }
 

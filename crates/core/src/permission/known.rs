@@ -129,6 +129,7 @@ pub const READERS_UNLESS: &[(&str, &[&str])] = &[
     ("base32", &["-o", "--output"]),
     ("date", &["-s", "--set"]),
     ("printf", &["-v"]),
+    ("wait", &["-p"]),
 ];
 
 /// Programs with a rule of their own in [`classify`](mod@super::classify): (name, what runs unasked).

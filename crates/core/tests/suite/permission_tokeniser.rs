@@ -349,8 +349,12 @@ const TABLE: &[(&str, &str, V)] = &[
     ("git", "git branch topic", Always("git branch")),
     ("git", "git tag v1", Always("git tag")),
     ("git", "git stash", Always("git stash")),
-    ("git", "git config user.name x", Always("git config")),
-    ("git", "git remote add x y", Always("git remote")),
+    ("git: writes .git/config", "git config user.name x", Ask),
+    ("git: writes .git/config", "git remote add x y", Ask),
+    ("git: writes .git/config", "git push -u origin main", Ask),
+    ("git: writes .git/config", "git branch --set-upstream-to=origin/main", Ask),
+    ("git: writes .git/config", "git checkout -t origin/x", Ask),
+    ("git: writes .git/config", "git init", Ask),
     ("git", "git reflog expire --all", Always("git reflog")),
     ("git", "git commit -qm x", Always("git commit")),
     ("find", "find . -name v -exec rm {} +", Always("rm")),
@@ -388,7 +392,7 @@ const TABLE: &[(&str, &str, V)] = &[
     ("links", "cp -r dir b && cp f b/x", Always("cp")),
     ("case", "echo x > .ENV", Ask),
     ("case", "cp f .Git/config", Ask),
-    ("git", "git remote -v update", Always("git remote")),
+    ("git", "git remote -v update", Ask),
     ("old tar", "tar cfz v dir", Always("tar")),
     ("old tar", "tar czf new.tgz dir", Allow),
     ("option forms", "tree -R -H . -L 1", Always("tree")),
@@ -501,6 +505,12 @@ const TABLE: &[(&str, &str, V)] = &[
     ("harmless", "ln -s .env e2", Allow),
     ("harmless", "echo x | tee -a notes.txt", Allow),
     ("harmless", "git --version", Allow),
+    ("harmless", "sleep 1 & wait", Allow),
+    ("harmless", "git config user.email", Allow),
+    ("harmless", "git config --global --get user.name", Allow),
+    ("harmless", "mkdir -p out && cp f out/", Allow),
+    ("harmless", "mkdir out2 && cp f out2", Allow),
+    ("harmless", "cp f newdir/", Allow),
     ("harmless", "f() { ls; }; f", Allow),
     ("harmless", "while read -r l; do echo $l; done < f", Allow),
 ];
@@ -767,6 +777,10 @@ fn always_allows_that_program_for_the_session_and_nothing_else() {
     assert!(!allowed.allow("cargo test", Source::Flag), "covered already");
     assert!(allowed.covers("cargo test") && allowed.covers("cargo check") && !allowed.covers("cargoes"));
     assert_eq!(answer("cargo test && cargo check"), Answer::Yes);
+    assert!(allowed.allow("git", Source::Flag));
+    assert_eq!(answer("git commit -qm x"), Answer::Yes, "all of git is allowed");
+    assert_eq!(answer("git config core.fsmonitor ./x"), Answer::No, ".git/config still asks");
+    assert!(allowed.revoke("git"));
     assert!(allowed.revoke("python3"));
     assert_eq!(answer("python3 x.py"), Answer::No, "revoked: asked again");
     assert_eq!(allowed.clear(), 1);
