@@ -47,3 +47,54 @@ fn errors() {
     let deep = format!("{}x{}", "$(".repeat(40), ")".repeat(40));
     assert_eq!(tokenize(&deep), Err(TokenizeError::TooDeep));
 }
+
+#[test]
+fn a_carriage_return_is_part_of_the_word() {
+    assert_eq!(words("ls\r"), vec![vec!["ls\r"]]);
+    assert_eq!(words("rm\rv"), vec![vec!["rm\rv"]]);
+}
+
+#[test]
+fn a_function_definition_is_not_a_command_and_its_body_is() {
+    let script = parse("f() { rm v; }; f").unwrap_or_default();
+    assert_eq!(script.functions, ["f"]);
+    let words: Vec<Vec<String>> = script.commands.into_iter().map(|c| c.words).collect();
+    assert_eq!(words, vec![vec!["rm", "v"], vec!["f"]]);
+    assert!(parse("( ls )").unwrap_or_default().functions.is_empty());
+}
+
+#[test]
+fn unquoted_expansions_may_split() {
+    let cs = tokenize(r#"[ $x "$y" $'z' *.rs "a b" ]"#).unwrap_or_default();
+    assert_eq!(cs[0].splits, [false, true, false, false, true, false, false]);
+    assert_eq!(cs[0].unknown[2], Some("a variable"), "quoted, still unknown");
+    let home = tokenize("cp f ~/x").unwrap_or_default();
+    assert_eq!(home[0].unknown[2], Some("a home folder (~)"));
+}
+
+#[test]
+fn arithmetic_that_bash_evaluates_is_marked() {
+    for text in [
+        "echo ${a[i]}",
+        "echo ${x:i}",
+        "echo ${!x}",
+        "echo ${x@P}",
+        "echo $[x]",
+        "((x = y))",
+        "cat <<E\n${a[1]}\nE",
+    ] {
+        assert!(parse(text).unwrap_or_default().arithmetic, "{text}");
+    }
+    for text in [
+        "echo ${x}",
+        "echo ${x:-d}",
+        "echo ${#x}",
+        "echo ${a[@]}",
+        "echo ${#a[*]}",
+        "echo ${x%.rs}",
+        "( (ls) )",
+        "cat <<'E'\n${a[1]}\nE",
+    ] {
+        assert!(!parse(text).unwrap_or_default().arithmetic, "{text}");
+    }
+}
