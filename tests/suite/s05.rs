@@ -347,6 +347,27 @@ const ATTACKS: &[(&str, &str, &[&str])] = &[
     ("variable", "x=v; : > $x", &["sh"]),
     ("substitution", "sh -c \"$(printf 'rm v')\"", &["sh"]),
     ("arithmetic", "f='a[$(rm v)]'; bash -c '[[ $1 -eq 1 ]]' _ \"$f\"", &["bash"]),
+    ("bundled flags", "shuf -o v s.sh", &["shuf"]),
+    ("bundled flags", "sort -mo v s.sh", &["sort"]),
+    ("git writer", "git stash -uq", &["git"]),
+    ("compressor", "zip -qm v.zip v", &["zip"]),
+    ("compressor", "lz4 -q --rm v", &["lz4"]),
+    ("compressor", "lzma v", &["lzma"]),
+    ("in-place editor", "perl -pi -e 's/.*//' v", &["perl"]),
+    ("in-place editor", "vi -es -c '%d|x' v", &["vi"]),
+    ("command runner", "flock l -c 'rm v'", &["flock"]),
+    ("command runner", "taskset 1 rm v", &["taskset"]),
+    ("command runner", "stdbuf -o0 rm v", &["stdbuf"]),
+    ("command runner", "setsid -w rm v", &["setsid"]),
+    ("command runner", "strace -o /dev/null rm v", &["strace"]),
+    ("here-doc script", "bash -s <<E\nrm v\nE", &["bash"]),
+    ("here-doc script", "perl <<E\nunlink 'v';\nE", &["perl"]),
+    ("here-doc script", "sed -f /dev/stdin s.sh <<E\nw v\nE", &["sed"]),
+    ("here-doc script", "xargs -a /dev/stdin rm <<E\nv\nE", &["xargs"]),
+    ("helper", "eval 'rm v'", &["sh"]),
+    ("helper", "trap 'rm v' EXIT", &["sh"]),
+    ("interpreter", "node -e \"require('fs').unlinkSync('v')\"", &["node"]),
+    ("concurrent link", "(sleep 0.2; echo x >> e) & ln -s v e; wait", &["ln"]),
 ];
 
 /// `true` when `program` is found on this machine's `PATH`.
@@ -397,31 +418,49 @@ fn run_attack(ws: &std::path::Path, command: &str, flag: &str) -> String {
 /// destroy or change the victim, so each case is a real attack and not a typo.
 #[test]
 fn each_attack_form_is_refused_under_no_and_its_victim_survives() {
-    let mut not_tried = Vec::new();
-    for (kind, command, needs) in ATTACKS {
-        let ws = attacked_workspace();
-        let result = run_attack(ws.path(), command, "--no");
-        assert_eq!(result, "Permission denied by user", "[{kind}] {command:?}");
-        assert_eq!(
-            fs::read_to_string(ws.path().join("v")).unwrap(),
-            "precious\n",
-            "[{kind}] {command:?}: the victim survives"
-        );
-        if !needs.iter().all(|p| available(p)) {
-            not_tried.push(*command);
-            continue;
+    // One form after another in each of four threads: each run waits on its own processes.
+    let wrong = std::sync::Mutex::new(Vec::new());
+    let not_tried = std::sync::Mutex::new(Vec::new());
+    let lock =
+        |m: &std::sync::Mutex<Vec<String>>, s: String| m.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+    std::thread::scope(|scope| {
+        for chunk in ATTACKS.chunks(ATTACKS.len().div_ceil(4)) {
+            let (wrong, not_tried, lock) = (&wrong, &not_tried, &lock);
+            scope.spawn(move || {
+                for (kind, command, needs) in chunk {
+                    let ws = attacked_workspace();
+                    let result = run_attack(ws.path(), command, "--no");
+                    let victim = fs::read_to_string(ws.path().join("v")).ok();
+                    if result != "Permission denied by user" || victim.as_deref() != Some("precious\n") {
+                        lock(
+                            &wrong,
+                            format!("[{kind}] {command:?} under --no: {result:?}, victim {victim:?}"),
+                        );
+                    }
+                    if !needs.iter().all(|p| available(p)) {
+                        lock(not_tried, command.to_string());
+                        continue;
+                    }
+                    let ws = attacked_workspace();
+                    run_attack(ws.path(), command, "--yes");
+                    if fs::read_to_string(ws.path().join("v")).ok().as_deref() == Some("precious\n") {
+                        lock(
+                            &wrong,
+                            format!(
+                                "[{kind}] {command:?} is no attack: allowed, it left the victim as it was"
+                            ),
+                        );
+                    }
+                }
+            });
         }
-        let ws = attacked_workspace();
-        run_attack(ws.path(), command, "--yes");
-        assert_ne!(
-            fs::read_to_string(ws.path().join("v")).ok().as_deref(),
-            Some("precious\n"),
-            "[{kind}] {command:?} is no attack: allowed, it left the victim as it was"
-        );
-    }
+    });
+    let not_tried = not_tried.into_inner().unwrap_or_else(|e| e.into_inner());
     if !not_tried.is_empty() {
         eprintln!("not tried under --yes (a program is missing): {not_tried:?}");
     }
+    let wrong = wrong.into_inner().unwrap_or_else(|e| e.into_inner());
+    assert!(wrong.is_empty(), "{} of {} forms:\n{}", wrong.len(), ATTACKS.len(), wrong.join("\n"));
 }
 
 /// The chain that steals the key: a command writes `ANTHROPIC_BASE_URL` into `.env`, and the
