@@ -1320,15 +1320,16 @@ impl<'a> State<'a> {
         while let Some(a) = args.get(i) {
             let name = if a.starts_with('-') && a.len() > 1 {
                 let letters = &a[1..];
-                match letters.chars().position(|c| "adinNptu".contains(c)) {
-                    Some(at) => {
-                        let value = if at + 1 < letters.len() {
-                            letters[at + 1..].to_string()
-                        } else {
+                match letters.char_indices().find(|(_, c)| "adinNptu".contains(*c)) {
+                    Some((at, letter)) => {
+                        let attached = &letters[at + letter.len_utf8()..];
+                        let value = if attached.is_empty() {
                             i += 1;
                             args.get(i).cloned().unwrap_or_default()
+                        } else {
+                            attached.to_string()
                         };
-                        (letters.as_bytes()[at] == b'a').then_some(value)
+                        (letter == 'a').then_some(value)
                     }
                     None => None,
                 }

@@ -506,6 +506,7 @@ const TABLE: &[(&str, &str, V)] = &[
     ("harmless", "echo x | tee -a notes.txt", Allow),
     ("harmless", "git --version", Allow),
     ("harmless", "sleep 1 & wait", Allow),
+    ("harmless: wide characters in options", "read -ééa x", Allow),
     ("harmless", "git config user.email", Allow),
     ("harmless", "git config --global --get user.name", Allow),
     ("harmless", "mkdir -p out && cp f out/", Allow),
@@ -792,6 +793,42 @@ fn always_allows_that_program_for_the_session_and_nothing_else() {
     assert_eq!(lines[1], "[permission] not asked: python3 is allowed for this session (/permissions)");
 }
 
+/// Programs with rules of their own, for [`never_panics_on_any_text`].
+const PROGRAMS: &[&str] = &[
+    "read",
+    "set",
+    "declare",
+    "export",
+    "test",
+    "[",
+    "[[",
+    "cp",
+    "ln",
+    "mkdir",
+    "touch",
+    "tee",
+    "tar",
+    "uniq",
+    "sed",
+    "awk",
+    "find",
+    "git",
+    "git config",
+    "git branch",
+    "sort",
+    "printf",
+    "xargs",
+    "env",
+    "nice",
+    "timeout",
+    "flock",
+    "sh -c",
+    "bash",
+    "cd",
+    "for",
+    "echo",
+];
+
 /// Destructive forms, each of which must ask wherever it stands.
 const DESTRUCTIVE: &[&str] = &[
     "rm v",
@@ -856,6 +893,16 @@ proptest! {
     #[test]
     fn never_panics(command in "[ -~\n]{0,200}") {
         let _ = is_destructive(&command);
+    }
+
+    /// Any text, wide characters included, in the places where options and paths are read.
+    #[test]
+    fn never_panics_on_any_text(word in "\\PC{0,12}", program in 0..PROGRAMS.len()) {
+        let (_dir, ws) = workspace();
+        for form in ["{p} -{w}", "{p} -{w} x", "{p} --{w}=x", "{p} {w} {w}", "{p} -t {w} x", "{w}={w} {p}"] {
+            let command = form.replace("{p}", PROGRAMS[program]).replace("{w}", &word);
+            let _ = verdict(&ws, &command);
+        }
     }
 
     /// Text in single quotes after `echo` is never a command.
