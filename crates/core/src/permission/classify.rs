@@ -1227,7 +1227,12 @@ impl<'a> State<'a> {
         let fine = match n {
             1 => operand(0),
             2 => literal(0).is_some_and(|o| o.starts_with('-') || o == "!") && operand(1),
-            3 => literal(1).is_some_and(|o| BINARY.contains(&o)) && operand(0) && operand(2),
+            3 => {
+                (literal(1).is_some_and(|o| BINARY.contains(&o)) && operand(0) && operand(2))
+                    || (literal(0) == Some("!")
+                        && literal(1).is_some_and(|o| o.starts_with('-'))
+                        && operand(2))
+            }
             _ => false,
         };
         if !fine {
@@ -1236,7 +1241,7 @@ impl<'a> State<'a> {
     }
 
     /// `[[ … ]]`: bash evaluates its arithmetic comparisons and `-v`, where a variable's value can
-    /// run a command; those, and anything only known when it runs, ask.
+    /// run a command; those ask.
     fn double_bracket(&mut self, w: Words<'_>) {
         let args = w.args();
         let arithmetic = args.iter().enumerate().any(|(i, a)| {
@@ -1245,7 +1250,9 @@ impl<'a> State<'a> {
                     || a.contains("$(")
                     || a.contains('`'))
         });
-        if arithmetic || w.args_unknown().is_some() {
+        // Inside `[[ … ]]` an expansion is never split into an operator: the operators are the
+        // literal words, so a value only matters where one of them evaluates it.
+        if arithmetic || w.extra {
             self.push(None, "'[[' may evaluate a value as arithmetic, where it can run a command");
         }
     }
