@@ -433,7 +433,7 @@ fn each_attack_form_is_refused_under_no_and_its_victim_survives() {
                     let victim = fs::read_to_string(ws.path().join("v")).ok();
                     if result != "Permission denied by user" || victim.as_deref() != Some("precious\n") {
                         lock(
-                            &wrong,
+                            wrong,
                             format!("[{kind}] {command:?} under --no: {result:?}, victim {victim:?}"),
                         );
                     }
@@ -445,7 +445,7 @@ fn each_attack_form_is_refused_under_no_and_its_victim_survives() {
                     run_attack(ws.path(), command, "--yes");
                     if fs::read_to_string(ws.path().join("v")).ok().as_deref() == Some("precious\n") {
                         lock(
-                            &wrong,
+                            wrong,
                             format!(
                                 "[{kind}] {command:?} is no attack: allowed, it left the victim as it was"
                             ),
