@@ -20,7 +20,7 @@
 //!   `[Memory consolidation skipped: {reason}]`.
 //!
 //! Every failure is a line; none ends the turn. The three calls go through
-//! [`ModelHandle::create`], so `/usage` counts them (and s09's `/usage` shows them apart).
+//! [`agent_core::extension::ModelHandle::create`], so `/usage` counts them (and s09's `/usage` shows them apart).
 //!
 //! Ours: records are written atomically and never hold a secret ([`secrets`]); `/memory` lists
 //! them, `/memory forget NAME` deletes one, `/history` shows this turn's SYSTEM with what was
@@ -290,7 +290,8 @@ impl Extension for MemoryExtension {
             Self::say(events, "[Memory: no records yet; nothing to recall]");
         } else {
             let mut own = UsageTotals::default();
-            let selection = select_relevant_memories(&mut turn.model, &mut own, &loaded.records, turn.history).await;
+            let selection =
+                select_relevant_memories(&mut turn.model, &mut own, &loaded.records, turn.history).await;
             add(&mut self.memory.locked().recall, &own);
             if let Some(why) = &selection.fallback {
                 Self::say(events, &format!("[Memory recall fell back to keyword match: {why}]"));
@@ -302,7 +303,8 @@ impl Extension for MemoryExtension {
             for (file, what) in &recalled.withheld {
                 Self::say(events, &format!("[Memory: not recalled: {file} holds {what}]"));
             }
-            let names: Vec<&str> = recalled.sources.iter().map(|f| f.strip_suffix(".md").unwrap_or(f)).collect();
+            let names: Vec<&str> =
+                recalled.sources.iter().map(|f| f.strip_suffix(".md").unwrap_or(f)).collect();
             let list = if names.is_empty() { String::new() } else { format!(": {}", names.join(", ")) };
             Self::say(
                 events,
@@ -330,7 +332,10 @@ impl Extension for MemoryExtension {
             }
         };
         for what in &done.refused {
-            Self::say(events, &format!("[Memory: refused a record: it holds {what}; records never hold secrets]"));
+            Self::say(
+                events,
+                &format!("[Memory: refused a record: it holds {what}; records never hold secrets]"),
+            );
         }
         Self::say(events, &format!("[Memory: stored {} records]", done.stored.len()));
         if done.proposed > 0 {
@@ -338,7 +343,10 @@ impl Extension for MemoryExtension {
             line(
                 events,
                 Level::Detail,
-                &format!("  the model proposed {}; stored: {stored}; {} records in all", done.proposed, done.total),
+                &format!(
+                    "  the model proposed {}; stored: {stored}; {} records in all",
+                    done.proposed, done.total
+                ),
             );
         }
         if done.stored.is_empty() {
@@ -348,7 +356,9 @@ impl Extension for MemoryExtension {
         let consolidated = consolidate_memories(store, &mut context.model, &mut own).await;
         add(&mut self.memory.locked().consolidation, &own);
         match consolidated {
-            Ok(Some(c)) => Self::say(events, &format!("[Memory: consolidated {} to {} records]", c.before, c.after)),
+            Ok(Some(c)) => {
+                Self::say(events, &format!("[Memory: consolidated {} to {} records]", c.before, c.after))
+            }
             Ok(None) => {}
             Err(e) => Self::say(events, &format!("[Memory consolidation skipped: {e}]")),
         }
@@ -360,4 +370,198 @@ fn add(total: &mut UsageTotals, part: &UsageTotals) {
     total.requests += part.requests;
     total.input_tokens += part.input_tokens;
     total.output_tokens += part.output_tokens;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use agent_core::agent::Agent;
+    use agent_core::messages::MessagesResponse;
+    use agent_core::test_util::{EventLog, ScriptedModel, text};
+    use agent_core::workspace::Workspace;
+
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    /// A memory in a fresh workspace holding `records` (name, description).
+    fn memory(records: &[(&str, &str)]) -> Result<(tempfile::TempDir, Memory), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = MemoryStore::new(&Workspace::new(dir.path())?, Secrets::none());
+        for (name, description) in records {
+            store.write_memory_file(&NewRecord {
+                name: (*name).into(),
+                mem_type: MemoryType::Project,
+                description: (*description).into(),
+                body: format!("All about {name}."),
+            })?;
+        }
+        Ok((dir, Memory::with_store(store)))
+    }
+
+    /// One turn of an agent with SYSTEM `BASE` and `memory`, its model answering `script`.
+    async fn turn(
+        memory: &Memory,
+        script: Vec<Result<MessagesResponse, ApiError>>,
+        prompt: &str,
+    ) -> Result<(Arc<ScriptedModel>, Arc<EventLog>, Agent), ApiError> {
+        let model = Arc::new(ScriptedModel::with_results(script));
+        let log = EventLog::new();
+        let mut agent = Agent::builder(model.clone(), "m")
+            .system("BASE")
+            .extension(memory.extension())
+            .events(log.clone())
+            .build();
+        agent.run_turn(&mut Vec::new(), prompt).await?;
+        Ok((model, log, agent))
+    }
+
+    fn failed() -> ApiError {
+        ApiError::Api {
+            status: 500,
+            error_type: "api_error".into(),
+            message: "boom".into(),
+            request_id: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn recall_fills_this_turns_system_and_every_memory_call_counts_in_usage() -> TestResult {
+        let (_dir, memory) =
+            memory(&[("code-style", "Tabs, never spaces"), ("test-layout", "Tests live in tests/")])?;
+        let script = vec![Ok(text("[1]")), Ok(text("Tests go in tests/.")), Ok(text("[]"))];
+        let (model, log, agent) = turn(&memory, script, "where do tests go?").await?;
+        let requests = model.requests();
+        assert_eq!(requests.len(), 3, "recall, the turn, extraction");
+        let index = memory.store().read_memory_index()?;
+        let recalled = load_memories(memory.store(), &["test-layout.md".to_owned()])?;
+        assert_eq!(requests[1].system, build_system("BASE", &index, &recalled.json));
+        assert!(requests[1].system.contains("\"source\": \"test-layout.md\""), "{}", requests[1].system);
+        assert_eq!(agent.current_system(), requests[1].system, "/history shows this SYSTEM");
+        let lines = log.lines();
+        assert_eq!(lines, ["[Memory: recalled 1 of 2: test-layout]", "[Memory: stored 0 records]",]);
+        assert_eq!(agent.session_usage().requests, 3, "/usage counts recall and extraction");
+        let own = memory.usage();
+        assert_eq!((own.recall.requests, own.extraction.requests, own.consolidation.requests), (1, 1, 0));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_first_session_has_nothing_to_recall_and_stores_what_lasts() -> TestResult {
+        let (dir, memory) = memory(&[])?;
+        let extraction = json!([{"name": "code-style", "type": "user", "scope": "persistent",
+            "description": "Tabs, never spaces", "body": "Indent Python with tabs."}])
+        .to_string();
+        let script = vec![Ok(text("Noted: tabs.")), Ok(text(&extraction))];
+        let (model, log, _agent) = turn(&memory, script, "we use tabs").await?;
+        assert_eq!(model.requests()[0].system, format!("BASE\n\n{MEMORY_GUIDANCE}"), "no recall call");
+        assert_eq!(
+            log.lines(),
+            [
+                "[Memory: no records yet; nothing to recall]",
+                "[Memory: stored 1 records]",
+                "  the model proposed 1; stored: code-style.md; 1 records in all",
+            ]
+        );
+        assert!(dir.path().join(".memory/code-style.md").is_file());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn failed_memory_calls_are_lines_and_never_break_the_turn() -> TestResult {
+        let (_dir, memory) = memory(&[("code-style", "tabs for python")])?;
+        let script = vec![Err(failed()), Ok(text("answered anyway")), Err(failed())];
+        let (_, log, _) = turn(&memory, script, "python indentation?").await?;
+        assert_eq!(
+            log.lines(),
+            [
+                "[Memory recall fell back to keyword match: API error 500 api_error: boom]",
+                "[Memory: recalled 1 of 1: code-style]",
+                "[Memory extraction skipped: API error 500 api_error: boom]",
+            ]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn consolidation_follows_an_extraction_that_reaches_ten_records() -> TestResult {
+        let names: Vec<String> = (0..9).map(|i| format!("r{i}")).collect();
+        let records: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "a record")).collect();
+        let (_dir, memory) = memory(&records)?;
+        let tenth = json!([{"name": "tenth", "type": "user", "scope": "persistent", "description": "the tenth", "body": "ten"}]);
+        let merged = json!([
+            {"name": "all", "type": "project", "description": "all nine", "body": "merged"},
+            {"name": "tenth", "type": "user", "description": "the tenth", "body": "ten"},
+        ]);
+        let script =
+            vec![Ok(text("[]")), Ok(text("ok")), Ok(text(&tenth.to_string())), Ok(text(&merged.to_string()))];
+        let (model, log, agent) = turn(&memory, script, "remember the tenth").await?;
+        assert_eq!(model.requests()[3].max_tokens, 3000);
+        assert!(
+            log.lines().contains(&"[Memory: consolidated 10 to 2 records]".to_owned()),
+            "{:?}",
+            log.lines()
+        );
+        let files: Vec<String> =
+            memory.store().list_memory_files()?.into_iter().map(|r| r.filename).collect();
+        assert_eq!(files, ["all.md", "tenth.md"]);
+        assert_eq!(memory.usage().consolidation.requests, 1);
+        assert_eq!(agent.session_usage().requests, 4);
+
+        // A rejected consolidation is a line, and the store stays as it was.
+        let (_dir, memory) = self::memory(&records)?;
+        let duplicate = json!([
+            {"name": "A b", "type": "user", "description": "1", "body": "1"},
+            {"name": "a-b", "type": "user", "description": "2", "body": "2"},
+        ]);
+        let script = vec![
+            Ok(text("[]")),
+            Ok(text("ok")),
+            Ok(text(&tenth.to_string())),
+            Ok(text(&duplicate.to_string())),
+        ];
+        let (_, log, _) = turn(&memory, script, "remember the tenth").await?;
+        assert!(
+            log.lines().contains(
+                &"[Memory consolidation skipped: consolidation returned empty or duplicate records]"
+                    .to_owned()
+            ),
+            "{:?}",
+            log.lines()
+        );
+        assert_eq!(memory.store().list_memory_files()?.len(), 10);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_stale_index_is_rebuilt_and_said() -> TestResult {
+        let (dir, memory) = memory(&[("a", "first")])?;
+        std::fs::write(dir.path().join(".memory/MEMORY.md"), "- [old](old.md) - gone\n")?;
+        let (_, log, _) = turn(&memory, vec![Ok(text("[]")), Ok(text("ok")), Ok(text("[]"))], "hi").await?;
+        assert_eq!(log.lines()[0], "[Memory: MEMORY.md did not match the records; rebuilt it from them]");
+        assert_eq!(std::fs::read_to_string(dir.path().join(".memory/MEMORY.md"))?, "- [a](a.md) - first\n");
+        Ok(())
+    }
+
+    #[test]
+    fn memory_lists_each_record_with_its_type_and_description() -> TestResult {
+        let (dir, memory) =
+            memory(&[("code-style", "Tabs, never spaces"), ("test-layout", "Tests live in tests/")])?;
+        let root = dir.path().canonicalize()?;
+        let text = listing(memory.store(), &memory.store().list_memory_files()?);
+        assert_eq!(
+            text,
+            format!(
+                "2 memory records in {}/.memory (MEMORY.md is their index):\n  code-style   project    Tabs, never spaces\n  test-layout  project    Tests live in tests/",
+                root.display()
+            )
+        );
+        let (dir, empty) = self::memory(&[])?;
+        let root = dir.path().canonicalize()?;
+        assert_eq!(listing(empty.store(), &[]), format!("(no memory records in {}/.memory)", root.display()));
+        Ok(())
+    }
 }

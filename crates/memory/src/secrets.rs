@@ -147,7 +147,8 @@ fn shaped(token: &str) -> Option<&'static str> {
     for &(prefix, min_rest, what) in KEY_SHAPES {
         let Some(rest) = token.strip_prefix(prefix) else { continue };
         if prefix.starts_with("AKIA") || prefix.starts_with("ASIA") {
-            let aws = rest.len() == min_rest && rest.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+            let aws =
+                rest.len() == min_rest && rest.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
             if aws && rest.bytes().any(|b| b.is_ascii_digit()) {
                 return Some(what);
             }
@@ -171,7 +172,8 @@ fn assigned_value(after: &str) -> Option<&str> {
     let rest = after.trim_start_matches(['"', '\'', ' ', '\t']);
     let rest = rest.strip_prefix('=').or_else(|| rest.strip_prefix(':'))?;
     let rest = rest.trim_start_matches(['"', '\'', ' ', '\t']);
-    let end = rest.find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',').unwrap_or(rest.len());
+    let end =
+        rest.find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',').unwrap_or(rest.len());
     let value = &rest[..end];
     let mixed = value.chars().any(|c| c.is_ascii_digit()) && value.chars().any(|c| c.is_alphabetic());
     (value.chars().count() >= MIN_ASSIGNED_CHARS && mixed).then_some(value)
@@ -206,7 +208,10 @@ mod tests {
             ("openai: sk-proj-1234567890abcdefghijABCD", "an API key (sk-…)"),
             ("ghp_0123456789abcdefghijABCDEFGHIJ0123", "a GitHub token (ghp_…)"),
             ("AKIAIOSFODNN7EXAMPLE", "an AWS access key id (AKIA…)"),
-            ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END", "a private key (-----BEGIN … PRIVATE KEY-----)"),
+            (
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END",
+                "a private key (-----BEGIN … PRIVATE KEY-----)",
+            ),
         ];
         for (text, what) in cases {
             assert_eq!(key_shaped(text).as_deref(), Some(what), "{text}");
@@ -215,7 +220,10 @@ mod tests {
             key_shaped(r#"set API_KEY="abc123def456ghi" in CI"#).as_deref(),
             Some("a value assigned to API_KEY")
         );
-        assert_eq!(key_shaped("password: hunter2hunter2hunter2").as_deref(), Some("a value assigned to password"));
+        assert_eq!(
+            key_shaped("password: hunter2hunter2hunter2").as_deref(),
+            Some("a value assigned to password")
+        );
     }
 
     #[test]

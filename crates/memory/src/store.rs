@@ -165,10 +165,7 @@ pub fn memory_filename(name: &str) -> String {
 /// part, an empty name, `.`, `..` or a NUL byte; [`MemoryError::IndexNotRecord`] (`The memory
 /// index is not a memory record`) for `MEMORY.md` when `allow_index` is false.
 pub fn check_memory_filename(filename: &str, allow_index: bool) -> Result<&str, MemoryError> {
-    let bare = !filename.is_empty()
-        && filename != "."
-        && filename != ".."
-        && !filename.contains(['/', '\0']);
+    let bare = !filename.is_empty() && filename != "." && filename != ".." && !filename.contains(['/', '\0']);
     if !bare {
         return Err(MemoryError::InvalidFilename(filename.to_owned()));
     }
@@ -540,7 +537,9 @@ impl MemoryStore {
         })();
         match restored {
             Ok(()) => Err(error),
-            Err(again) => Err(MemoryError::RestoreFailed { error: error.to_string(), restore: again.to_string() }),
+            Err(again) => {
+                Err(MemoryError::RestoreFailed { error: error.to_string(), restore: again.to_string() })
+            }
         }
     }
 }
@@ -748,7 +747,12 @@ mod tests {
     #[test]
     fn the_index_is_one_line_per_record_in_file_name_order() -> TestResult {
         let (dir, store) = store()?;
-        store.write_memory_file(&record("test layout", MemoryType::Project, "Tests  live\nin tests/", "b"))?;
+        store.write_memory_file(&record(
+            "test layout",
+            MemoryType::Project,
+            "Tests  live\nin tests/",
+            "b",
+        ))?;
         store.write_memory_file(&record("code-style", MemoryType::User, "Tabs, never spaces", "a"))?;
         let index = std::fs::read_to_string(dir.path().join(".memory/MEMORY.md"))?;
         assert_eq!(
@@ -756,7 +760,10 @@ mod tests {
             "- [code-style](code-style.md) - Tabs, never spaces\n- [test layout](test-layout.md) - Tests live in tests/\n"
         );
         // A record written by hand without a description: its body's first line stands in.
-        std::fs::write(dir.path().join(".memory/hand.md"), "---\nname: by hand\n---\n\n\nFirst line\nsecond\n")?;
+        std::fs::write(
+            dir.path().join(".memory/hand.md"),
+            "---\nname: by hand\n---\n\n\nFirst line\nsecond\n",
+        )?;
         std::fs::write(dir.path().join(".memory/bare.md"), "no front matter at all")?;
         let index = store.rebuild_memory_index()?;
         assert_eq!(
@@ -765,7 +772,10 @@ mod tests {
         );
         let listed = store.list_memory_files()?;
         let hand = listed.iter().find(|r| r.filename == "hand.md").ok_or("hand.md listed")?;
-        assert_eq!((hand.name.as_str(), hand.description.as_str(), hand.mem_type.as_str()), ("by hand", "", "project"));
+        assert_eq!(
+            (hand.name.as_str(), hand.description.as_str(), hand.mem_type.as_str()),
+            ("by hand", "", "project")
+        );
         assert_eq!(store.read_memory_index()?, index.trim());
         Ok(())
     }
@@ -781,7 +791,12 @@ mod tests {
             ("代码风格", "用制表符缩进，不要空格"),
         ];
         for (name, description) in tricky {
-            let file = store.write_memory_file(&record(name, MemoryType::Feedback, description, "body\n---\nmore"))?;
+            let file = store.write_memory_file(&record(
+                name,
+                MemoryType::Feedback,
+                description,
+                "body\n---\nmore",
+            ))?;
             let text = store.read_memory_file(&file)?.ok_or("written")?;
             let (meta, body) = parse_frontmatter(&text);
             assert_eq!(meta.name.as_deref(), Some(name), "{text}");
@@ -809,13 +824,18 @@ mod tests {
         // An alias bomb is refused by the YAML library's limits, not expanded.
         let mut bomb = String::from("---\na: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n");
         for (i, prev) in ('b'..='j').zip('a'..='i') {
-            bomb.push_str(&format!("{i}: &{i} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
+            bomb.push_str(&format!(
+                "{i}: &{i} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"
+            ));
         }
         bomb.push_str("name: bomb\n---\nbody");
         assert_eq!(parse_frontmatter(&bomb).0, FrontMatter::default());
         // Numbers and booleans read as their text; lists and null as missing.
         let (meta, _) = parse_frontmatter("---\nname: 42\ndescription: [a]\ntype: true\n---\n");
-        assert_eq!(meta, FrontMatter { name: Some("42".into()), description: None, mem_type: Some("true".into()) });
+        assert_eq!(
+            meta,
+            FrontMatter { name: Some("42".into()), description: None, mem_type: Some("true".into()) }
+        );
     }
 
     #[test]
@@ -825,7 +845,10 @@ mod tests {
         store.write_memory_file(&record("code_style!", MemoryType::User, "tabs", "two"))?;
         store.write_memory_file(&record("code style", MemoryType::User, "tabs", "three"))?;
         let records = store.list_memory_files()?;
-        assert_eq!(records.iter().map(|r| r.filename.as_str()).collect::<Vec<_>>(), ["code-style.md", "code_style.md"]);
+        assert_eq!(
+            records.iter().map(|r| r.filename.as_str()).collect::<Vec<_>>(),
+            ["code-style.md", "code_style.md"]
+        );
         assert_eq!(records[0].body, "three");
         let empty = [
             (record(" ", MemoryType::User, "d", "b"), "Memory name cannot be empty"),
@@ -841,12 +864,18 @@ mod tests {
     #[test]
     fn a_record_holding_a_secret_is_never_written() -> TestResult {
         let dir = tempfile::tempdir()?;
-        let secrets = Secrets::from_vars([("ANTHROPIC_API_KEY".to_owned(), "proxy-credential-0042".to_owned())]);
+        let secrets =
+            Secrets::from_vars([("ANTHROPIC_API_KEY".to_owned(), "proxy-credential-0042".to_owned())]);
         let store = MemoryStore::new(&Workspace::new(dir.path())?, secrets);
-        let leak = record("api access", MemoryType::Reference, "how to call the proxy", "use proxy-credential-0042");
+        let leak =
+            record("api access", MemoryType::Reference, "how to call the proxy", "use proxy-credential-0042");
         let err = store.write_memory_file(&leak).err().map(|e| e.to_string());
-        assert_eq!(err.as_deref(), Some("refused to store a record that holds the value of ANTHROPIC_API_KEY"));
-        let shaped = record("key", MemoryType::Reference, "the key", "sk-ant-api03-AbCdEf0123456789AbCdEf0123");
+        assert_eq!(
+            err.as_deref(),
+            Some("refused to store a record that holds the value of ANTHROPIC_API_KEY")
+        );
+        let shaped =
+            record("key", MemoryType::Reference, "the key", "sk-ant-api03-AbCdEf0123456789AbCdEf0123");
         assert!(matches!(store.write_memory_file(&shaped), Err(MemoryError::Secret(_))));
         assert!(!dir.path().join(".memory").exists(), "nothing was written, not even the folder");
         Ok(())
@@ -865,7 +894,10 @@ mod tests {
         assert_eq!(store.forget("Test Layout")?.1, 0);
         assert_eq!(store.read_memory_index()?, "");
         assert!(matches!(store.forget("nope"), Err(MemoryError::NotFound(n)) if n == "nope"));
-        assert_eq!(store.forget("../x.md").err().map(|e| e.to_string()).as_deref(), Some("Invalid memory filename: ../x.md"));
+        assert_eq!(
+            store.forget("../x.md").err().map(|e| e.to_string()).as_deref(),
+            Some("Invalid memory filename: ../x.md")
+        );
         assert!(matches!(store.forget("MEMORY.md"), Err(MemoryError::IndexNotRecord)));
         Ok(())
     }
@@ -874,11 +906,17 @@ mod tests {
     fn a_stale_index_is_rebuilt_from_the_records() -> TestResult {
         let (dir, store) = store()?;
         store.write_memory_file(&record("a", MemoryType::User, "first", "x"))?;
-        std::fs::write(dir.path().join(".memory/b.md"), "---\nname: b\ndescription: second\ntype: user\n---\n\ny\n")?;
+        std::fs::write(
+            dir.path().join(".memory/b.md"),
+            "---\nname: b\ndescription: second\ntype: user\n---\n\ny\n",
+        )?;
         let loaded = store.load()?;
         assert!(loaded.rebuilt);
         assert_eq!(loaded.index, "- [a](a.md) - first\n- [b](b.md) - second");
-        assert_eq!(std::fs::read_to_string(dir.path().join(".memory/MEMORY.md"))?, format!("{}\n", loaded.index));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(".memory/MEMORY.md"))?,
+            format!("{}\n", loaded.index)
+        );
         assert!(!store.load()?.rebuilt, "in step now");
         Ok(())
     }
@@ -917,7 +955,8 @@ mod tests {
             store.write_memory_file(&record(name, MemoryType::User, &format!("about {name}"), name))?;
         }
         let old = store.list_memory_files()?;
-        let new = [record("a", MemoryType::User, "a and b", "merged"), record("d", MemoryType::Project, "d", "d")];
+        let new =
+            [record("a", MemoryType::User, "a and b", "merged"), record("d", MemoryType::Project, "d", "d")];
         store.replace_all(&old, &new)?;
         let names: Vec<String> = store.list_memory_files()?.into_iter().map(|r| r.filename).collect();
         assert_eq!(names, ["a.md", "d.md"]);
@@ -981,7 +1020,7 @@ mod tests {
         let store = MemoryStore::new(&Workspace::new(root)?, Secrets::none());
         let start: usize = std::env::var("MEMORY_TEST_START")?.parse()?;
         for i in start.. {
-            let letter = if i % 2 == 0 { "A" } else { "B" };
+            let letter = if i.is_multiple_of(2) { "A" } else { "B" };
             let body = letter.repeat(BODY_CHARS);
             store.write_memory_file(&record("big", MemoryType::Project, &format!("version {i}"), &body))?;
             let mut out = std::io::stdout().lock();
@@ -1001,7 +1040,7 @@ mod tests {
             .and_then(|d| d.strip_prefix("version "))
             .and_then(|n| n.parse().ok())
             .ok_or_else(|| format!("no whole front matter: {:?}", &text[..text.len().min(120)]))?;
-        let letter = if i % 2 == 0 { 'A' } else { 'B' };
+        let letter = if i.is_multiple_of(2) { 'A' } else { 'B' };
         let body = body.trim_end();
         if body.chars().count() != BODY_CHARS || body.chars().any(|c| c != letter) {
             return Err(format!("version {i} has a torn body of {} characters", body.chars().count()));
