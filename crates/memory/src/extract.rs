@@ -18,11 +18,10 @@
 use serde_json::Value;
 
 use agent_core::error::ApiError;
-use agent_core::extension::ModelHandle;
-use agent_core::messages::{Message, Role, UsageTotals};
+use agent_core::messages::{Message, Role};
 
 use crate::MemoryError;
-use crate::recall::{ask_model, extract_json_array, first_chars, message_text};
+use crate::recall::{Calls, ask_model, extract_json_array, first_chars, message_text};
 use crate::store::{MEMORY_TYPES, MemoryRecord, MemoryStore, MemoryType, NewRecord, memory_slug};
 
 /// `max_tokens` of the extraction call (COURSE §4.4).
@@ -208,8 +207,7 @@ pub struct Extraction {
 /// fails; records written before a failing write stay.
 pub async fn extract_memories(
     store: &MemoryStore,
-    model: &mut ModelHandle<'_>,
-    usage: &mut UsageTotals,
+    calls: &mut Calls<'_, '_>,
     history: &[Message],
 ) -> Result<Option<Extraction>, MemoryError> {
     let dialogue = dialogue_text(history);
@@ -217,7 +215,7 @@ pub async fn extract_memories(
         return Ok(None);
     }
     let mut existing = store.list_memory_files()?;
-    let reply = ask_model(model, usage, extraction_prompt(&existing, &dialogue), EXTRACT_MAX_TOKENS).await?;
+    let reply = ask_model(calls, extraction_prompt(&existing, &dialogue), EXTRACT_MAX_TOKENS).await?;
     let items = extract_json_array(&reply);
     let mut done = Extraction { proposed: items.len(), ..Extraction::default() };
     for item in items {
@@ -286,8 +284,7 @@ pub struct Consolidation {
 /// share a slug (nothing written); the errors of [`MemoryStore::replace_all`] (files restored).
 pub async fn consolidate_memories(
     store: &MemoryStore,
-    model: &mut ModelHandle<'_>,
-    usage: &mut UsageTotals,
+    calls: &mut Calls<'_, '_>,
 ) -> Result<Option<Consolidation>, MemoryError> {
     let records = store.list_memory_files()?;
     if records.len() < CONSOLIDATE_THRESHOLD {
@@ -297,7 +294,7 @@ pub async fn consolidate_memories(
     if catalog.chars().count() > CONSOLIDATE_INPUT_CHAR_LIMIT {
         return Err(MemoryError::TooLarge);
     }
-    let reply = ask_model(model, usage, consolidation_prompt(&catalog), CONSOLIDATE_MAX_TOKENS).await?;
+    let reply = ask_model(calls, consolidation_prompt(&catalog), CONSOLIDATE_MAX_TOKENS).await?;
     let consolidated: Vec<NewRecord> = extract_json_array(&reply)
         .iter()
         .filter_map(|item| validate_memory_record(item, false))
@@ -326,7 +323,8 @@ mod tests {
 
     use serde_json::json;
 
-    use agent_core::messages::{ContentBlock, MessagesRequest, MessagesResponse};
+    use agent_core::extension::ModelHandle;
+    use agent_core::messages::{ContentBlock, MessagesRequest, MessagesResponse, UsageTotals};
     use agent_core::model::Model;
     use agent_core::test_util::{ScriptedModel, text};
     use agent_core::workspace::Workspace;
@@ -359,13 +357,14 @@ mod tests {
     /// the requests sent and memory's own usage.
     async fn with_model<T>(
         answers: Vec<Result<MessagesResponse, ApiError>>,
-        f: impl AsyncFnOnce(&mut ModelHandle<'_>, &mut UsageTotals) -> T,
+        f: impl AsyncFnOnce(&mut Calls<'_, '_>) -> T,
     ) -> (T, Vec<MessagesRequest>, UsageTotals) {
         let scripted = Arc::new(ScriptedModel::with_results(answers));
         let model: Arc<dyn Model> = scripted.clone();
         let (mut session, mut own) = (UsageTotals::default(), UsageTotals::default());
         let mut handle = ModelHandle::new(&model, "m", &mut session);
-        let out = f(&mut handle, &mut own).await;
+        let events = agent_core::events::Silent;
+        let out = f(&mut Calls { model: &mut handle, usage: &mut own, events: &events }).await;
         (out, scripted.requests(), own)
     }
 
@@ -397,8 +396,7 @@ mod tests {
         let reply = format!("Here you go:\n```json\n{candidates}\n```");
         let history = dialogue();
         let (done, requests, own) =
-            with_model(vec![Ok(text(&reply))], async |m, u| extract_memories(&store, m, u, &history).await)
-                .await;
+            with_model(vec![Ok(text(&reply))], async |c| extract_memories(&store, c, &history).await).await;
         let done = done?.ok_or("an extraction ran")?;
         assert_eq!(done.stored, ["code-style.md", "test-layout.md"]);
         assert_eq!((done.proposed, done.total, done.refused.len()), (12, 3, 0));
@@ -422,14 +420,14 @@ mod tests {
         let history = dialogue();
         let failed = ApiError::Transport("connection refused".into());
         let (done, ..) =
-            with_model(vec![Err(failed)], async |m, u| extract_memories(&store, m, u, &history).await).await;
+            with_model(vec![Err(failed)], async |c| extract_memories(&store, c, &history).await).await;
         let err = done.err().map(|e| e.to_string());
         assert_eq!(err.as_deref(), Some("could not reach the endpoint: connection refused"));
         assert!(names(&store)?.is_empty());
         // A dialogue without text makes no call at all.
         let silent = [Message::user_blocks(vec![ContentBlock::tool_result("t", "out", false)])];
         let (done, requests, _) =
-            with_model(vec![], async |m, u| extract_memories(&store, m, u, &silent).await).await;
+            with_model(vec![], async |c| extract_memories(&store, c, &silent).await).await;
         assert!(matches!(done, Ok(None)) && requests.is_empty());
         Ok(())
     }
@@ -447,8 +445,7 @@ mod tests {
         .to_string();
         let history = dialogue();
         let (done, ..) =
-            with_model(vec![Ok(text(&reply))], async |m, u| extract_memories(&store, m, u, &history).await)
-                .await;
+            with_model(vec![Ok(text(&reply))], async |c| extract_memories(&store, c, &history).await).await;
         let done = done?.ok_or("ran")?;
         assert_eq!(done.stored, ["tabs.md"]);
         assert_eq!(done.refused, ["the value of ANTHROPIC_API_KEY"]);
@@ -483,8 +480,7 @@ mod tests {
         for i in 0..CONSOLIDATE_THRESHOLD - 1 {
             store.write_memory_file(&new(&format!("r{i}"), &format!("d{i}"), &format!("b{i}")))?;
         }
-        let (done, requests, _) =
-            with_model(vec![], async |m, u| consolidate_memories(&store, m, u).await).await;
+        let (done, requests, _) = with_model(vec![], async |c| consolidate_memories(&store, c).await).await;
         assert!(matches!(done, Ok(None)));
         assert!(requests.is_empty(), "no call below ten records");
         Ok(())
@@ -499,7 +495,7 @@ mod tests {
             .collect();
         let reply = Value::Array(merged).to_string();
         let (done, requests, own) =
-            with_model(vec![Ok(text(&reply))], async |m, u| consolidate_memories(&store, m, u).await).await;
+            with_model(vec![Ok(text(&reply))], async |c| consolidate_memories(&store, c).await).await;
         assert_eq!(done?, Some(Consolidation { before: 10, after: MAX_CONSOLIDATED }));
         let files = names(&store)?;
         assert_eq!(files.len(), MAX_CONSOLIDATED);
@@ -533,8 +529,7 @@ mod tests {
             r#"[{"name": "x", "type": "bogus", "description": "d", "body": "b"}]"#,
         ] {
             let (done, ..) =
-                with_model(vec![Ok(text(reply))], async |m, u| consolidate_memories(&store, m, u).await)
-                    .await;
+                with_model(vec![Ok(text(reply))], async |c| consolidate_memories(&store, c).await).await;
             let err = done.err().map(|e| e.to_string());
             assert_eq!(err.as_deref(), Some("consolidation returned empty or duplicate records"), "{reply}");
             assert_eq!(names(&store)?, before);
@@ -548,8 +543,7 @@ mod tests {
         for i in 0..CONSOLIDATE_THRESHOLD {
             store.write_memory_file(&new(&format!("r{i}"), "d", &"x".repeat(2_100 + i)))?;
         }
-        let (done, requests, _) =
-            with_model(vec![], async |m, u| consolidate_memories(&store, m, u).await).await;
+        let (done, requests, _) = with_model(vec![], async |c| consolidate_memories(&store, c).await).await;
         assert_eq!(
             done.err().map(|e| e.to_string()).as_deref(),
             Some("memory store is too large for one consolidation pass")
@@ -577,7 +571,7 @@ mod tests {
         ])
         .to_string();
         let (done, ..) =
-            with_model(vec![Ok(text(&reply))], async |m, u| consolidate_memories(&store, m, u).await).await;
+            with_model(vec![Ok(text(&reply))], async |c| consolidate_memories(&store, c).await).await;
         let err = done.err().ok_or("the consolidation failed")?.to_string();
         assert!(err.starts_with(".memory/blocked.md: "), "{err}");
         for (file, bytes) in &before {

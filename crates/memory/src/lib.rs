@@ -45,7 +45,7 @@ use agent_core::extension::{AnswerContext, Extension, TurnContext};
 use agent_core::messages::UsageTotals;
 
 pub use extract::{consolidate_memories, extract_memories, should_store_memory, validate_memory_record};
-pub use recall::{MEMORY_GUIDANCE, build_system, load_memories, select_relevant_memories};
+pub use recall::{Calls, MEMORY_GUIDANCE, build_system, load_memories, select_relevant_memories};
 pub use secrets::Secrets;
 pub use store::{MemoryRecord, MemoryStore, MemoryType, NewRecord, memory_slug};
 
@@ -290,8 +290,8 @@ impl Extension for MemoryExtension {
             Self::say(events, "[Memory: no records yet; nothing to recall]");
         } else {
             let mut own = UsageTotals::default();
-            let selection =
-                select_relevant_memories(&mut turn.model, &mut own, &loaded.records, turn.history).await;
+            let mut calls = Calls { model: &mut turn.model, usage: &mut own, events };
+            let selection = select_relevant_memories(&mut calls, &loaded.records, turn.history).await;
             add(&mut self.memory.locked().recall, &own);
             if let Some(why) = &selection.fallback {
                 Self::say(events, &format!("[Memory recall fell back to keyword match: {why}]"));
@@ -321,7 +321,8 @@ impl Extension for MemoryExtension {
         let store = &self.memory.store;
         let events = context.events;
         let mut own = UsageTotals::default();
-        let extracted = extract_memories(store, &mut context.model, &mut own, context.history).await;
+        let mut calls = Calls { model: &mut context.model, usage: &mut own, events };
+        let extracted = extract_memories(store, &mut calls, context.history).await;
         add(&mut self.memory.locked().extraction, &own);
         let done = match extracted {
             Ok(Some(done)) => done,
@@ -353,7 +354,8 @@ impl Extension for MemoryExtension {
             return;
         }
         let mut own = UsageTotals::default();
-        let consolidated = consolidate_memories(store, &mut context.model, &mut own).await;
+        let mut calls = Calls { model: &mut context.model, usage: &mut own, events };
+        let consolidated = consolidate_memories(store, &mut calls).await;
         add(&mut self.memory.locked().consolidation, &own);
         match consolidated {
             Ok(Some(c)) => {

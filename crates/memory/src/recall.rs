@@ -19,6 +19,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use agent_core::error::ApiError;
+use agent_core::events::{Event, EventSink};
 use agent_core::extension::ModelHandle;
 use agent_core::messages::{ContentBlock, Message, MessagesRequest, Role, UsageTotals};
 
@@ -196,28 +197,40 @@ pub struct Selection {
     pub fallback: Option<String>,
 }
 
+/// What memory's own model calls go through: the loop's model (whose usage is the session's),
+/// memory's own tally of its calls, and the listener.
+pub struct Calls<'a, 'b> {
+    /// The model, as the extension point hands it over.
+    pub model: &'a mut ModelHandle<'b>,
+    /// Memory's own tally (recall, extraction or consolidation).
+    pub usage: &'a mut UsageTotals,
+    /// Where a call is announced ([`Event::Request`], so a terminal shows that the model is
+    /// working); the line that reports its outcome follows.
+    pub events: &'a dyn EventSink,
+}
+
 /// One model call of memory's own (recall, extraction, consolidation): one user message
 /// `prompt`, no SYSTEM, no tools, `max_tokens`. Its usage is counted in the session's (so
-/// `/usage` shows it) and in `usage`, memory's own tally. Returns the reply's text.
+/// `/usage` shows it) and in `calls.usage`. Returns the reply's text.
 ///
 /// # Errors
 /// The model's [`ApiError`] (after the client's own retries).
 pub async fn ask_model(
-    model: &mut ModelHandle<'_>,
-    usage: &mut UsageTotals,
+    calls: &mut Calls<'_, '_>,
     prompt: String,
     max_tokens: u32,
 ) -> Result<String, ApiError> {
     let request = MessagesRequest {
-        model: model.model_id().to_owned(),
+        model: calls.model.model_id().to_owned(),
         max_tokens,
         system: String::new(),
         messages: Arc::new(vec![Message::user_text(prompt)]),
         tools: Vec::new().into(),
         stream: None,
     };
-    let response = model.create(&request).await?;
-    usage.add(&response.usage);
+    calls.events.on_event(&Event::Request);
+    let response = calls.model.create(&request).await?;
+    calls.usage.add(&response.usage);
     Ok(response.text())
 }
 
@@ -225,8 +238,7 @@ pub async fn ask_model(
 /// otherwise the recall call's pick ([`picked_files`] of [`extract_json_array`]), or, if the
 /// call fails, [`keyword_memory_selection`].
 pub async fn select_relevant_memories(
-    model: &mut ModelHandle<'_>,
-    usage: &mut UsageTotals,
+    calls: &mut Calls<'_, '_>,
     records: &[MemoryRecord],
     history: &[Message],
 ) -> Selection {
@@ -235,7 +247,7 @@ pub async fn select_relevant_memories(
         return Selection::default();
     }
     let prompt = recall_prompt(&query, &recall_catalog(records));
-    match ask_model(model, usage, prompt, RECALL_MAX_TOKENS).await {
+    match ask_model(calls, prompt, RECALL_MAX_TOKENS).await {
         Ok(reply) => Selection {
             files: picked_files(&extract_json_array(&reply), records, MAX_RECALLED),
             fallback: None,
@@ -353,7 +365,9 @@ mod tests {
         let model: Arc<dyn Model> = scripted.clone();
         let (mut session, mut own) = (UsageTotals::default(), UsageTotals::default());
         let mut handle = ModelHandle::new(&model, "m", &mut session);
-        let selection = select_relevant_memories(&mut handle, &mut own, records, history).await;
+        let events = agent_core::events::Silent;
+        let mut calls = Calls { model: &mut handle, usage: &mut own, events: &events };
+        let selection = select_relevant_memories(&mut calls, records, history).await;
         (selection, scripted.requests(), session, own)
     }
 
