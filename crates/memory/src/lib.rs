@@ -285,6 +285,12 @@ impl Extension for MemoryExtension {
         if loaded.rebuilt {
             Self::say(events, "[Memory: MEMORY.md did not match the records; rebuilt it from them]");
         }
+        if let Some(why) = &loaded.rebuild_failed {
+            Self::say(
+                events,
+                &format!("[Memory: MEMORY.md does not match the records and cannot be rewritten: {why}]"),
+            );
+        }
         let mut recalled = recall::Recalled::default();
         if loaded.records.is_empty() {
             Self::say(events, "[Memory: no records yet; nothing to recall]");
@@ -545,6 +551,26 @@ mod tests {
         let (_, log, _) = turn(&memory, vec![Ok(text("[]")), Ok(text("ok")), Ok(text("[]"))], "hi").await?;
         assert_eq!(log.lines()[0], "[Memory: MEMORY.md did not match the records; rebuilt it from them]");
         assert_eq!(std::fs::read_to_string(dir.path().join(".memory/MEMORY.md"))?, "- [a](a.md) - first\n");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_index_that_cannot_be_rewritten_is_said_and_recall_still_works() -> TestResult {
+        let (dir, memory) = memory(&[("a", "first")])?;
+        let index = dir.path().join(".memory/MEMORY.md");
+        std::fs::remove_file(&index)?;
+        std::fs::create_dir(&index)?; // a folder in its place: the rename over it fails
+        let script = vec![Ok(text("[0]")), Ok(text("ok")), Ok(text("[]"))];
+        let (model, log, _) = turn(&memory, script, "hi").await?;
+        let lines = log.lines();
+        assert!(
+            lines[0].starts_with(
+                "[Memory: MEMORY.md does not match the records and cannot be rewritten: .memory/MEMORY.md: "
+            ),
+            "{lines:?}"
+        );
+        assert_eq!(lines[1], "[Memory: recalled 1 of 1: a]");
+        assert!(model.requests()[1].system.contains("Memory catalog:\n- [a](a.md) - first"));
         Ok(())
     }
 

@@ -297,6 +297,9 @@ pub struct Loaded {
     /// The index on disk did not match the records (a process was killed between a record's
     /// write and the index's, or someone edited one of them) and was rewritten.
     pub rebuilt: bool,
+    /// The index did not match and could not be rewritten (a read-only workspace): why. The
+    /// records and [`Loaded::index`] are still those of the files.
+    pub rebuild_failed: Option<String>,
 }
 
 /// A record to write: its name, type, description and body, each non-empty.
@@ -378,11 +381,11 @@ impl MemoryStore {
     }
 
     /// The records and the index, with the index rewritten (atomically) when it does not match
-    /// the records; what recall reads before each turn.
+    /// the records; what recall reads before each turn. [`Loaded::index`] is the index of the
+    /// records even when it could not be written ([`Loaded::rebuild_failed`]).
     ///
     /// # Errors
-    /// [`MemoryError::Io`] when the folder, a record or the index cannot be read, or the index
-    /// cannot be rewritten.
+    /// [`MemoryError::Io`] when the folder, a record or the index cannot be read.
     pub fn load(&self) -> Result<Loaded, MemoryError> {
         let Some(dir) = self.dir()? else { return Ok(Loaded::default()) };
         let records = list_in(&dir)?;
@@ -395,10 +398,15 @@ impl MemoryStore {
             Some(text) => *text != expected,
             None => !records.is_empty(),
         };
+        let mut loaded =
+            Loaded { index: expected.trim().to_owned(), records, rebuilt: false, rebuild_failed: None };
         if stale {
-            write_atomic(&dir, MEMORY_INDEX, expected.as_bytes())?;
+            match write_atomic(&dir, MEMORY_INDEX, expected.as_bytes()) {
+                Ok(()) => loaded.rebuilt = true,
+                Err(e) => loaded.rebuild_failed = Some(e.to_string()),
+            }
         }
-        Ok(Loaded { index: expected.trim().to_owned(), records, rebuilt: stale })
+        Ok(loaded)
     }
 
     /// The index as it is on disk, trimmed (the course's `read_memory_index`); empty when there
