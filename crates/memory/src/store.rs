@@ -369,7 +369,8 @@ impl MemoryStore {
 
     /// Every record (the course's `list_memory_files`): the regular files `*.md` in `.memory/`
     /// but `MEMORY.md`, in file-name order. Symlinks, folders, special files, names that start
-    /// with `.` (temporary files) and names that are not UTF-8 are no records.
+    /// with `.` (temporary files), names with a control character and names that are not UTF-8
+    /// are no records.
     ///
     /// # Errors
     /// [`MemoryError::Io`] when `.memory` or a record cannot be read.
@@ -579,7 +580,12 @@ fn list_in(dir: &Dir) -> Result<Vec<MemoryRecord>, MemoryError> {
     for entry in dir.entries().map_err(|e| io_error(MEMORY_DIR, e))? {
         let entry = entry.map_err(|e| io_error(MEMORY_DIR, e))?;
         let Ok(name) = entry.file_name().into_string() else { continue };
-        if !name.ends_with(".md") || name == MEMORY_INDEX || name.starts_with('.') {
+        // A control character (a newline) in a name would break the index's one line per record.
+        if !name.ends_with(".md")
+            || name == MEMORY_INDEX
+            || name.starts_with('.')
+            || name.contains(char::is_control)
+        {
             continue;
         }
         if check_memory_filename(&name, false).is_err() {
@@ -938,6 +944,7 @@ mod tests {
         std::fs::write(dir.path().join("outside.md"), "---\nname: outside\n---\nx")?;
         std::os::unix::fs::symlink(dir.path().join("outside.md"), memory.join("link.md"))?;
         std::fs::write(memory.join(".hidden.md"), "x")?;
+        std::fs::write(memory.join("two\nlines.md"), "x")?;
         std::fs::write(memory.join("notes.txt"), "x")?;
         let names: Vec<String> = store.list_memory_files()?.into_iter().map(|r| r.filename).collect();
         assert_eq!(names, ["real.md"]);
