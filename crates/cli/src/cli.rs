@@ -474,7 +474,8 @@ fn start_demo(
     build: impl FnOnce(&Setup) -> Harness,
 ) -> Result<Started, StartupError> {
     let ui = terminal.ui();
-    let bad_demo = |why: String| StartupError::Model(ApiError::Replay(format!("{} demo {why}", chapter.name)));
+    let bad_demo =
+        |why: String| StartupError::Model(ApiError::Replay(format!("{} demo {why}", chapter.name)));
     let sessions = chapter.demo.sessions().map_err(bad_demo)?;
     let (total, session) = (sessions.len(), args.demo_session.map_or(1, |n| n as usize));
     let Some(this) = sessions.get(session - 1) else {
@@ -489,8 +490,11 @@ fn start_demo(
         }
     };
     let workspace = Workspace::new(&root).map_err(|source| StartupError::Seeded { kind: "demo", source })?;
-    let source =
-        if total > 1 { format!("{} demo session {session}", chapter.name) } else { format!("{} demo", chapter.name) };
+    let source = if total > 1 {
+        format!("{} demo session {session}", chapter.name)
+    } else {
+        format!("{} demo", chapter.name)
+    };
     let model = ReplayModel::from_jsonl(source, &this.turns)?;
     if session == 1 {
         ui.notice(&format!(
