@@ -359,6 +359,10 @@ fn start(
         Some(dir) => dir.path().to_owned(),
         None => args.workdir.clone().unwrap_or_else(|| cwd.clone()),
     };
+    // An unreadable folder is named now, not later as `Cannot run sh` at the first command.
+    if let Err(source) = std::fs::read_dir(&root) {
+        return Err(StartupError::Workdir { path: root, source });
+    }
     let workspace = Workspace::new(&root).map_err(|source| StartupError::Workdir { path: root, source })?;
     let vars = config::environment(&cwd)?;
     let settings = ModelSettings {
@@ -405,10 +409,10 @@ fn start_demo(
         Workspace::new(dir.path()).map_err(|source| StartupError::Seeded { kind: "demo", source })?;
     let model = ReplayModel::from_jsonl(format!("{} demo", chapter.name), demo.turns)?;
     ui.notice(&format!(
-        "[demo] REPLAY of {} recorded model turns; real tools in a fresh workspace: {}\n\
+        "[demo] REPLAY of {}; real tools in a fresh workspace: {}\n\
          [demo] the workspace is removed at exit (--keep keeps it). No key and no network are used; \
          run without --demo to talk to a live model.",
-        model.remaining(),
+        crate::ui::count(model.remaining(), "recorded model turn", "recorded model turns"),
         workspace.root().display()
     ));
     let setup = Setup {

@@ -213,6 +213,18 @@ impl Agent {
         self.session_usage
     }
 
+    /// A new conversation (the REPL's `/clear`, after the caller emptied its history): every
+    /// extension's [`Extension::new_conversation`] runs, and what the agent kept of the last
+    /// response goes. The session's usage stays.
+    pub fn new_conversation(&mut self) {
+        for ext in &mut self.extensions {
+            ext.new_conversation();
+        }
+        self.last_usage = None;
+        self.active_request = None;
+        self.turn_system.clone_from(&self.system);
+    }
+
     /// One user turn (course §0): extensions see the prompt, it joins `history` as
     /// `{"role":"user","content":PROMPT}`, the turn's SYSTEM is set ([`Extension::before_turn`]),
     /// the loop runs, and after a final answer the [`Extension::after_answer`]s run.

@@ -172,6 +172,10 @@ pub trait Extension: Send {
     /// (course §2: "the counter starts at 0 on each user turn").
     fn begin_turn(&mut self) {}
 
+    /// The user started a new conversation (the REPL's `/clear`): the history is empty, so what
+    /// belonged to the old one goes too (a todo list the model no longer knows).
+    fn new_conversation(&mut self) {}
+
     /// The user typed `prompt`; it has not joined the history yet (`UserPromptSubmit`).
     fn user_prompt_submit(&mut self, _prompt: &str) -> Decision {
         Decision::Continue
@@ -289,6 +293,11 @@ impl<E: Extension> Extension for Shared<E> {
     fn begin_turn(&mut self) {
         if let Ok(mut e) = self.0.try_lock() {
             e.begin_turn();
+        }
+    }
+    fn new_conversation(&mut self) {
+        if let Ok(mut e) = self.0.try_lock() {
+            e.new_conversation();
         }
     }
     fn user_prompt_submit(&mut self, prompt: &str) -> Decision {
