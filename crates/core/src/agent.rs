@@ -274,9 +274,19 @@ impl Agent {
     /// The model's [`ApiError`] (after one retry when an [`Extension::on_request_error`] repaired
     /// the history), or one an extension returned; what was appended to `history` before it stays.
     pub async fn agent_loop(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
-        if self.active_request.is_none() {
-            self.active_request = latest_user_text(history);
+        // Without run_turn (a subagent's loop), the request is the latest prompt in the history,
+        // and it lasts as long as this call.
+        if self.active_request.is_some() {
+            return self.run_loop(history).await;
         }
+        self.active_request = latest_user_text(history);
+        let result = self.run_loop(history).await;
+        self.active_request = None;
+        result
+    }
+
+    /// The loop itself, for [`Agent::agent_loop`].
+    async fn run_loop(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
         let mut continuations = 0;
         let (mut rounds, mut previous) = (0, None);
         loop {
@@ -496,7 +506,7 @@ impl Agent {
                 system: &mut self.turn_system,
                 prompt,
                 history,
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             ext.before_turn(&mut context).await?;
@@ -511,7 +521,7 @@ impl Agent {
                 history: &mut *history,
                 last_usage: self.last_usage.as_ref(),
                 active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             ext.pre_inference(&mut context).await?;
@@ -527,7 +537,7 @@ impl Agent {
                 history: &mut *history,
                 last_usage: self.last_usage.as_ref(),
                 active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             if ext.after_tool_batch(&mut context).await? == AfterBatch::EndTurn {
@@ -549,7 +559,7 @@ impl Agent {
                 history: &mut *history,
                 last_usage: self.last_usage.as_ref(),
                 active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             if ext.on_request_error(&mut context, error).await? == Recovery::Retry {
@@ -565,7 +575,7 @@ impl Agent {
             let mut context = AnswerContext {
                 history,
                 response,
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             ext.after_answer(&mut context).await;
