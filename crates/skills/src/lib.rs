@@ -115,7 +115,7 @@ pub struct Skill {
 pub enum Problem {
     /// A symlink (or `..`) on the way leads outside `skills/`; refused by the open itself.
     #[error(
-        "it resolves outside skills/ (a symlink?); only files beneath skills/ are read, and absolute symlinks never"
+        "it resolves outside skills/ (a symlink?): only files beneath skills/ are read, and never through an absolute symlink"
     )]
     OutsideSkills,
     /// `skills` itself leads outside the workspace.
