@@ -87,6 +87,9 @@ pub const LOAD_SKILL_DESCRIPTION: &str = "Load the full SKILL.md content by skil
 /// The catalog when no skill was found (COURSE §4.2).
 pub const NO_SKILLS: &str = "(no skills found)";
 
+/// How many names the start line shows; `/skills` lists them all.
+pub const SUMMARY_NAMES: usize = 20;
+
 /// The `load_skill` tool's input schema: `name`, a string, required (COURSE §4.2).
 pub fn load_skill_schema() -> serde_json::Value {
     json!({
@@ -261,8 +264,9 @@ impl SkillLoader {
         }
     }
 
-    /// The start line: `[Skills: 2 found in skills/: code-review, commit-message]`, with the
-    /// number skipped when there are any, or why none were found.
+    /// The start line: `[Skills: 2 found in skills/: code-review, commit-message]` (at most
+    /// [`SUMMARY_NAMES`] names, then how many more), with the number skipped when there are any,
+    /// or why none were found.
     pub fn summary(&self) -> String {
         let names = self.names();
         let skipped = self.inner.warnings.iter().filter(|w| matches!(w, Warning::Skipped { .. })).count();
@@ -274,7 +278,12 @@ impl SkillLoader {
         if names.is_empty() {
             return format!("[Skills: none found in {SKILLS_DIR}/{skipped}]");
         }
-        format!("[Skills: {} found in {SKILLS_DIR}/: {}{skipped}]", names.len(), names.join(", "))
+        let shown = names.iter().take(SUMMARY_NAMES).cloned().collect::<Vec<_>>().join(", ");
+        let more = match names.len().saturating_sub(SUMMARY_NAMES) {
+            0 => String::new(),
+            n => format!(" and {n} more (/skills lists them)"),
+        };
+        format!("[Skills: {} found in {SKILLS_DIR}/: {shown}{more}{skipped}]", names.len())
     }
 
     /// The skills in catalog order: sorted by folder, a duplicate name in the place of the first.

@@ -411,3 +411,15 @@ fn skill_paths_in_messages_are_relative_to_the_workspace() {
     assert_eq!(loader.skills()[0].manifest, "skills/x/SKILL.md");
     assert!(Path::new(&loader.skills()[0].manifest).is_relative());
 }
+
+#[test]
+fn the_start_line_names_at_most_twenty_skills() {
+    let folders: Vec<String> = (0..25).map(|i| format!("s{i:02}")).collect();
+    let skills: Vec<(&str, &[u8])> = folders.iter().map(|f| (f.as_str(), &b"# x"[..])).collect();
+    let summary = scan(&skills).summary();
+    let first: Vec<String> = folders[..20].to_vec();
+    assert_eq!(
+        summary,
+        format!("[Skills: 25 found in skills/: {} and 5 more (/skills lists them)]", first.join(", "))
+    );
+}
