@@ -142,7 +142,7 @@ fn skills_shows_sizes_and_loads_and_history_shows_system_with_only_the_catalog()
     assert!(!system_part.contains("# Code review"), "SYSTEM holds no body: {system_part}");
     assert!(messages.contains("tool_use k1 load_skill {\"name\":\"code-review\"}"), "{messages}");
     assert!(
-        messages.contains(r#"tool_result k1 is_error=false "---\\nname: code-review\\ndescription: |"#),
+        messages.contains("tool_result k1 is_error=false (34 lines)\n      | ---\n      | name: code-review\n      | description: |"),
         "{messages}"
     );
 }
