@@ -431,6 +431,10 @@ fn start(
         Some(dir) => dir.path().to_owned(),
         None => args.workdir.clone().unwrap_or_else(|| cwd.clone()),
     };
+    // An unreadable folder is named now, not later as `Cannot run sh` at the first command.
+    if let Err(source) = std::fs::read_dir(&root) {
+        return Err(StartupError::Workdir { path: root, source });
+    }
     let workspace = Workspace::new(&root).map_err(|source| StartupError::Workdir { path: root, source })?;
     let vars = config::environment(&cwd)?;
     let settings = ModelSettings {
@@ -498,10 +502,10 @@ fn start_demo(
     let model = ReplayModel::from_jsonl(source, &this.turns)?;
     if session == 1 {
         ui.notice(&format!(
-            "[demo] REPLAY of {} recorded model turns; real tools in a fresh workspace: {}\n\
+            "[demo] REPLAY of {}; real tools in a fresh workspace: {}\n\
              [demo] the workspace is removed at exit (--keep keeps it). No key and no network are used; \
              run without --demo to talk to a live model.",
-            model.remaining(),
+            crate::ui::count(model.remaining(), "recorded model turn", "recorded model turns"),
             workspace.root().display()
         ));
         if total > 1 {
@@ -514,10 +518,10 @@ fn start_demo(
     } else {
         ui.notice(&format!(
             "[demo] session {session} of {total}: a fresh process (pid {}) in the same workspace, {}; \
-             REPLAY of {} recorded model turns. Nothing of the earlier sessions is in memory, only on disk.",
+             REPLAY of {}. Nothing of the earlier sessions is in memory, only on disk.",
             std::process::id(),
             workspace.root().display(),
-            model.remaining()
+            crate::ui::count(model.remaining(), "recorded model turn", "recorded model turns")
         ));
     }
     let setup = Setup {

@@ -362,7 +362,7 @@ mod tests {
         let scripted = Arc::new(ScriptedModel::with_results(answers));
         let model: Arc<dyn Model> = scripted.clone();
         let (mut session, mut own) = (UsageTotals::default(), UsageTotals::default());
-        let mut handle = ModelHandle::new(&model, "m", &mut session);
+        let mut handle = ModelHandle::new(&model, "m", &mut session, &agent_core::events::Silent);
         let events = agent_core::events::Silent;
         let out = f(&mut Calls { model: &mut handle, usage: &mut own, events: &events }).await;
         (out, scripted.requests(), own)

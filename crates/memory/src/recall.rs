@@ -364,7 +364,7 @@ mod tests {
         let scripted = Arc::new(ScriptedModel::with_results(vec![answer]));
         let model: Arc<dyn Model> = scripted.clone();
         let (mut session, mut own) = (UsageTotals::default(), UsageTotals::default());
-        let mut handle = ModelHandle::new(&model, "m", &mut session);
+        let mut handle = ModelHandle::new(&model, "m", &mut session, &agent_core::events::Silent);
         let events = agent_core::events::Silent;
         let mut calls = Calls { model: &mut handle, usage: &mut own, events: &events };
         let selection = select_relevant_memories(&mut calls, records, history).await;

@@ -29,10 +29,10 @@
 //! - **Consolidation writes before it deletes.** [`MemoryStore::replace_all`] writes the new
 //!   records first and removes the old ones after, so a kill midway loses nothing; when a write
 //!   fails it puts every old file back, byte for byte, and removes the new ones.
-//! - **Front matter** is parsed with a YAML library (serde_norway, safe: no tags that construct
-//!   anything, recursion and alias limits), between a first line `---` and the next line `---`,
-//!   and written by it too, so a name or description with `: `, `#`, quotes or a newline stays one
-//!   value.
+//! - **Front matter** is read as s07 reads a skill's ([`skills::frontmatter`]: between a first
+//!   line `---` and the next line `---`, YAML without anchors, aliases or tags, its work bounded)
+//!   and written by the same YAML library (`yaml-rust2`), so a name or description with `: `, `#`
+//!   or quotes stays one value.
 
 use std::collections::BTreeSet;
 use std::io::{self, Read, Write};
@@ -41,6 +41,8 @@ use std::path::PathBuf;
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
 use cap_tempfile::TempFile;
+use skills::frontmatter;
+use yaml_rust2::{Yaml, YamlEmitter};
 
 use agent_core::workspace::Workspace;
 
@@ -188,60 +190,29 @@ pub struct FrontMatter {
 }
 
 /// Splits `text` into its front matter and its body (the course's `parse_frontmatter`, with
-/// COURSE §4.2's rule for where it ends). The first line must be exactly `---` and a later line
-/// exactly `---` (a `\r` before the newline is accepted); between them YAML, parsed safely. A
-/// YAML error, a document that is not a mapping, or no closing line means no front matter: the
-/// whole text is the body. The body starts after the closing line, leading whitespace removed.
+/// COURSE §4.2's rule for where it ends, read by s07's [`skills::frontmatter`]): the first line
+/// exactly `---` and a later line exactly `---` (a `\r` before the newline is accepted); between
+/// them YAML, read without anchors, aliases or tags. A YAML error, a document that is not a
+/// mapping, or no closing line means no front matter: the whole text is the body. The body
+/// starts after the closing line, leading whitespace removed. A value that is not a string, or
+/// an empty one, counts as missing.
 pub fn parse_frontmatter(text: &str) -> (FrontMatter, &str) {
     let none = (FrontMatter::default(), text);
-    let mut lines = text.split_inclusive('\n');
-    let Some(first) = lines.next() else { return none };
-    if trim_eol(first) != "---" {
+    let split = frontmatter::split_front_matter(text);
+    let Some(yaml) = split.yaml else { return none };
+    let Ok([name, description, mem_type]) = frontmatter::string_values(yaml, ["name", "description", "type"])
+    else {
         return none;
-    }
-    let start = first.len();
-    let mut at = start;
-    for line in lines {
-        if trim_eol(line) == "---" {
-            let yaml = &text[start..at];
-            let body = text[at + line.len()..].trim_start();
-            return match front_matter(yaml) {
-                Some(meta) => (meta, body),
-                None => none,
-            };
-        }
-        at += line.len();
-    }
-    none
-}
-
-fn trim_eol(line: &str) -> &str {
-    line.strip_suffix('\n').map_or(line, |l| l.strip_suffix('\r').unwrap_or(l))
-}
-
-/// The three values of a YAML mapping; `None` when `yaml` is not a mapping (an empty block is an
-/// empty mapping).
-fn front_matter(yaml: &str) -> Option<FrontMatter> {
-    if yaml.trim().is_empty() {
-        return Some(FrontMatter::default());
-    }
-    let value: serde_norway::Value = serde_norway::from_str(yaml).ok()?;
-    let map = value.as_mapping()?;
-    let text = |key: &str| -> Option<String> {
-        let text = match map.get(key)? {
-            serde_norway::Value::String(s) => s.clone(),
-            serde_norway::Value::Number(n) => n.to_string(),
-            serde_norway::Value::Bool(b) => b.to_string(),
-            _ => return None,
-        };
-        (!text.is_empty()).then_some(text)
     };
-    Some(FrontMatter { name: text("name"), description: text("description"), mem_type: text("type") })
+    let given = |value: Option<String>| value.filter(|v| !v.is_empty());
+    let meta = FrontMatter { name: given(name), description: given(description), mem_type: given(mem_type) };
+    (meta, split.body.trim_start())
 }
 
 /// A record file's text (the course's `memory_document`): the YAML front matter `name`,
-/// `description`, `type` written by the YAML library, a blank line, the trimmed body and a final
-/// newline.
+/// `description`, `type` written by the YAML library (which quotes a value that needs it), a
+/// blank line, the trimmed body and a final newline. Control characters in the name and the
+/// description (one-line values) become spaces.
 ///
 /// # Errors
 /// [`MemoryError::Yaml`] if the YAML library cannot write the values (it writes any string).
@@ -251,15 +222,16 @@ pub fn memory_document(
     description: &str,
     body: &str,
 ) -> Result<String, MemoryError> {
-    #[derive(serde::Serialize)]
-    struct Meta<'a> {
-        name: &'a str,
-        description: &'a str,
-        #[serde(rename = "type")]
-        mem_type: &'a str,
-    }
-    let meta = Meta { name, description, mem_type: mem_type.as_str() };
-    let yaml = serde_norway::to_string(&meta).map_err(|e| MemoryError::Yaml(e.to_string()))?;
+    let one_line =
+        |text: &str| Yaml::String(text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect());
+    let mut meta = yaml_rust2::yaml::Hash::new();
+    meta.insert(Yaml::String("name".into()), one_line(name));
+    meta.insert(Yaml::String("description".into()), one_line(description));
+    meta.insert(Yaml::String("type".into()), Yaml::String(mem_type.as_str().into()));
+    let mut yaml = String::new();
+    YamlEmitter::new(&mut yaml).dump(&Yaml::Hash(meta)).map_err(|e| MemoryError::Yaml(e.to_string()))?;
+    // The emitter starts the document with its own `---` line.
+    let yaml = yaml.strip_prefix("---\n").unwrap_or(&yaml);
     Ok(format!("---\n{}\n---\n\n{}\n", yaml.trim_end(), body.trim()))
 }
 
@@ -799,10 +771,12 @@ mod tests {
         let (_dir, store) = store()?;
         let tricky = [
             ("a: b # c", "says \"hi\" and 'bye'"),
-            ("---", "line one\n---\nline three"),
+            ("---", "--- in the middle: --- too"),
             ("true", "null"),
             ("- [x](y)", "&anchor *alias !tag @at `tick` %pct"),
             ("代码风格", "用制表符缩进，不要空格"),
+            ("42", "2014-12-31"),
+            (" padded ", "ends with a colon:"),
         ];
         for (name, description) in tricky {
             let file = store.write_memory_file(&record(
@@ -822,13 +796,28 @@ mod tests {
     }
 
     #[test]
+    fn control_characters_in_a_name_or_description_become_spaces() -> TestResult {
+        let (_dir, store) = store()?;
+        let file = store.write_memory_file(&record(
+            "two\nlines",
+            MemoryType::User,
+            "esc\u{1b}[31m red\ttab",
+            "b",
+        ))?;
+        let text = store.read_memory_file(&file)?.ok_or("written")?;
+        let (meta, _) = parse_frontmatter(&text);
+        assert_eq!(meta.name.as_deref(), Some("two lines"));
+        assert_eq!(meta.description.as_deref(), Some("esc [31m red tab"));
+        Ok(())
+    }
+
+    #[test]
     fn front_matter_is_parsed_safely_and_anything_else_is_body() {
         let text = "---\r\nname: crlf\r\ntype: user\r\n---\r\nbody\r\n";
         assert_eq!(parse_frontmatter(text).0.name.as_deref(), Some("crlf"));
         for not_front_matter in [
             "no front matter",
             "---\nname: never closed\n",
-            "---\n- a list\n- not a mapping\n---\nbody",
             "---\nname: [unclosed\n---\nbody",
             "---\n!!python/object/apply:os.system ['echo pwned']\n---\nbody",
             " ---\nname: indented\n---\nbody",
@@ -844,12 +833,14 @@ mod tests {
         }
         bomb.push_str("name: bomb\n---\nbody");
         assert_eq!(parse_frontmatter(&bomb).0, FrontMatter::default());
-        // Numbers and booleans read as their text; lists and null as missing.
-        let (meta, _) = parse_frontmatter("---\nname: 42\ndescription: [a]\ntype: true\n---\n");
-        assert_eq!(
-            meta,
-            FrontMatter { name: Some("42".into()), description: None, mem_type: Some("true".into()) }
-        );
+        // A document that is not a mapping gives no values (COURSE §4.2); the body is what follows.
+        let list = "---\n- a list\n- not a mapping\n---\nbody";
+        assert_eq!(parse_frontmatter(list), (FrontMatter::default(), "body"));
+        // A value that is not a string (a number, a list, a boolean) or is empty counts as missing.
+        let (meta, body) = parse_frontmatter("---\nname: 42\ndescription: [a]\ntype: true\n---\nbody");
+        assert_eq!((meta, body), (FrontMatter::default(), "body"));
+        let (meta, _) = parse_frontmatter("---\nname: ''\ndescription: \"42\"\n---\n");
+        assert_eq!(meta, FrontMatter { name: None, description: Some("42".into()), mem_type: None });
     }
 
     #[test]
