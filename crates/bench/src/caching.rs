@@ -38,7 +38,7 @@ const READ_PRICE: f64 = 0.1;
 /// The most a session may take before it is stopped (it takes well under a second).
 const SESSION_LIMIT: Duration = Duration::from_secs(120);
 
-/// The files the session reads: a small project, about 6 KB.
+/// The files the session reads: a small project, about 5 KB.
 fn seed(dir: &Path) -> std::io::Result<()> {
     let notes: String =
         (1..=20).map(|i| format!("line {i:02}: the quick brown fox jumps over the lazy dog\n")).collect();
@@ -173,7 +173,7 @@ pub fn caching(report: &mut Report, bin: &Path) -> Result<(), String> {
     let with = session(bin, dir.path(), true)?;
     let without = session(bin, dir.path(), false)?;
     report.note(&format!(
-        "s03 -p: a todo plan, {ROUNDS} rounds of read_file / bash / todo calls on a 6 KB project, the \
+        "s03 -p: a todo plan, {ROUNDS} rounds of read_file / bash / todo calls on a 5 KB project, the \
          answer: {} requests; the mock's simulated cache, 4 characters per token, 1,024-token minimum",
         with.requests
     ));
