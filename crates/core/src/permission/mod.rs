@@ -34,14 +34,21 @@
 //!
 //! ## What still passes (honestly)
 //! The check reads the command line; it does not run it. What runs unasked may still:
-//! - create new files inside the workspace, append to plain files there, and read anything the
-//!   sandbox lets it read (`cat .env` included: the model may see the key);
+//! - create new files inside the workspace (of any size: `yes > big` fills the disk), append to
+//!   plain files there (an edit, as `write_file` and `edit_file` make unasked), and read anything
+//!   the sandbox lets it read (`cat .env` included: the model may see the key);
+//! - in a workspace that is your home folder, write its shell start-up files (`.bashrc`,
+//!   `.profile`) as it writes any file: only `.env` and `.git` steer later runs here;
 //! - run a program the user allowed for the session (`a`, `--allow`), which may do anything,
 //!   `.env` included; the harness says at exit when the `.env` it read has changed;
 //! - take a listed name from a `PATH` that puts a workspace folder first (the harness's own
 //!   `PATH`, which the check does not read);
 //! - run git with the configuration the user's own `~/.gitconfig` and the workspace's existing
-//!   `.git/config` give it (the check keeps the latter from being written unasked).
+//!   `.git/config` give it (the check keeps the latter from being written unasked);
+//! - run a script it was allowed once (`a` on `./build.sh`) after the script has changed.
+//!
+//! A form the tokeniser reads differently from `sh` errs towards asking: `[[ a && b ]]` is split
+//! at `&&`, `$(( … ))` counts as a substitution, `>` inside an awk program as a write.
 //!
 //! The backstop is the OS sandbox of the bash tool (the workspace is the only writable place);
 //! this check is what guards the workspace's own files, `.env` and `.git`.
