@@ -205,6 +205,13 @@ const HISTORY_PREVIEW_CHARS: usize = 80;
 /// content block: its type, a `tool_use`'s id, name and input, a `tool_result`'s `tool_use_id`
 /// and `is_error`, and a one-line preview of any text.
 pub fn history_view(messages: &[Message]) -> String {
+    history_view_with(messages, &|_| None)
+}
+
+/// [`history_view`] with a note after the blocks a chapter's mechanism wants to point out: each
+/// block's line ends with `  <- NOTE` when `note` gives one (s08 marks the archived and compacted
+/// parts of the history this way).
+pub fn history_view_with(messages: &[Message], note: &dyn Fn(&ContentBlock) -> Option<String>) -> String {
     let preview = |text: &str| format!("{:?}", one_line(text.trim(), HISTORY_PREVIEW_CHARS + 1));
     let mut out = format!("{} message(s), as the next request sends them:\n", messages.len());
     for (i, message) in messages.iter().enumerate() {
@@ -232,7 +239,10 @@ pub fn history_view(messages: &[Message]) -> String {
                 ),
                 ContentBlock::Other(_) => block.kind().to_owned(),
             };
-            out.push_str(&format!("    {line}\n"));
+            match note(&block) {
+                Some(note) => out.push_str(&format!("    {line}  <- {}\n", one_line(&note, 200))),
+                None => out.push_str(&format!("    {line}\n")),
+            }
         }
     }
     out.trim_end().to_owned()
