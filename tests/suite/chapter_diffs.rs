@@ -72,3 +72,16 @@ fn s04_to_s06_is_the_kernel_in_one_call_and_the_task_tool() {
         &["permission", "approver", "deny"],
     );
 }
+
+#[test]
+fn s06_to_s08_swaps_the_task_tool_for_compaction() {
+    // Both are the s04 kernel plus one mechanism (COURSE §4): the diff is the subagents leaving
+    // and compaction (its extension, its tool, its flags and commands) arriving; the kernel and
+    // its permission check are untouched.
+    assert_mentions(
+        "s06",
+        "s08",
+        &["Subagents", "task_tool", "Compaction", "compact_tool", "CompactArgs"],
+        &["permission", "approver", "deny", "todo", "course_hooks"],
+    );
+}

@@ -12,4 +12,5 @@ mod s03;
 mod s04;
 mod s05;
 mod s06;
+mod s08;
 mod stream;

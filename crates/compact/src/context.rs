@@ -111,7 +111,7 @@ pub fn context_report(history: &[Message], limits: &Limits, archive: &Archive) -
         ("compact_history", "still over: [auto compact], a summary by the model".to_owned()),
     ];
     for (i, (name, what)) in rows.iter().enumerate() {
-        out.push_str(&format!("  {}. {name:<18} {what}\n", i + 1));
+        out.push_str(&format!("  {}. {name:<19} {what}\n", i + 1));
     }
     out.push_str(&next_to_act(history, limits, archive, size));
     let stats = archive.stats();
