@@ -7,8 +7,13 @@
 //!   `.transcripts` or `.task_outputs` that is a symlink pointing out of the workspace makes the
 //!   save fail instead of writing outside. The layer that wanted the file then leaves the history
 //!   as it was and says why: nothing is dropped that is not on disk.
-//! - **Atomic.** The bytes go to an unnamed temporary file in the target folder, are synced,
-//!   then the file is given its name; a crash leaves either the whole file or none.
+//! - **Atomic.** The bytes go to an unnamed temporary file in the target folder (`O_TMPFILE`),
+//!   which is given its name once they are all written: a reader, or the harness after a crash
+//!   or `kill -9`, finds the whole file or none. They are not `fsync`ed: an archive outlives the
+//!   process, as the session's files do, but like the session held in memory it is not made to
+//!   outlive a power cut. A sync per archive cost most of a round's CPU (a snip writes one every
+//!   round past 50 messages), and varied tenfold with the disk (BENCHMARKS.md, "Flat cost with
+//!   compaction").
 //! - **Never over someone else's file.** A name already taken on disk (a symlink, a file of an
 //!   earlier session) gets `-2`, `-3`, … instead of being replaced.
 //! - **A path quoted inside tool output is never trusted as a saved file.** The ledger keeps, for
@@ -228,7 +233,6 @@ impl Archive {
         }
         let mut file = cap_tempfile::TempFile::new(&dir)?;
         file.write_all(bytes)?;
-        file.as_file().sync_all()?;
         file.replace(&candidate)?;
         Ok(candidate)
     }
