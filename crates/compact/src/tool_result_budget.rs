@@ -46,6 +46,11 @@ pub fn tool_result_budget(history: &mut [Message], limits: &Limits, archive: &mu
         }
         let Some(result) = result_at(history, at) else { continue };
         let (id, output) = (result.tool_use_id.clone(), result_text(result).into_owned());
+        // With a --large-result below the preview, a preview could be longer than the result.
+        let preview = persisted_output(&archive.result_path(&id), first_chars(&output, BUDGET_PREVIEW_CHARS));
+        if chars(&preview) >= size {
+            continue;
+        }
         match persist(archive, Layer::Budget, &id, &output, BUDGET_PREVIEW_CHARS) {
             Ok(replaced) => {
                 let new_size = chars(&replaced.text);
