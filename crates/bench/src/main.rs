@@ -11,6 +11,8 @@
 //!     ├─ floors: a loopback write, and a bare exchange with a copy of this binary (--exchange-peer)
 //!     ├─ request building: serde_json::to_vec(MessagesRequest) at 1, 4 and 16 MB of history
 //!     ├─ tools: glob and read_file through DispatchMap::dispatch, in process
+//!     ├─ prompt caching: a 50-round s03 session's billed input with and without breakpoints,
+//!     │    against the mock's simulated cache (caching.rs)
 //!     └─ compaction: a 3,000-round s08 session (built the same way) and the same rounds on s03
 //!          (compaction.rs)
 //! ```
@@ -22,6 +24,7 @@
 //! dominates each figure.
 
 mod bash_call;
+mod caching;
 mod child;
 mod compaction;
 mod floor;
@@ -88,6 +91,8 @@ enum Bench {
     Request,
     /// glob and read_file in process.
     Tools,
+    /// The billed input of a 50-round session with and without prompt caching.
+    Caching,
     /// Flat cost with compaction: a long s08 session against the same rounds on s03.
     Compaction,
 }
@@ -203,12 +208,13 @@ fn main() -> ExitCode {
     }
     let started = std::time::Instant::now();
     let mut report = Report::default();
-    let steps: [(Bench, &str, &Step); 6] = [
+    let steps: [(Bench, &str, &Step); 7] = [
         (Bench::Harness, "harness overhead per round", &|r| session::harness(r, &s03, scale)),
         (Bench::Startup, "start-up", &|r| startup::startup(r, &s03, scale)),
         (Bench::Bash, "memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
         (Bench::Request, "request building", &|r| request::serialisation(r, scale)),
         (Bench::Tools, "tools", &|r| tools::tools(r, scale)),
+        (Bench::Caching, "prompt caching", &|r| caching::caching(r, &s03)),
         (Bench::Compaction, "flat cost with compaction (s08 against s03)", &|r| {
             compaction::flat_cost(r, &s03, &s08, scale)
         }),

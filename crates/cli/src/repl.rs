@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 
 use agent_core::agent::{Agent, TurnEnd};
 use agent_core::error::ApiError;
-use agent_core::messages::{ContentBlock, Message, MessageContent, Role, UsageTotals};
+use agent_core::messages::{ContentBlock, Message, MessageContent, MessagesRequest, Role, UsageTotals};
 use agent_core::sanitize::one_line;
 
 use crate::ui::{Terminal, Ui};
@@ -91,6 +91,9 @@ fn report_api_error(ui: &Ui, e: &ApiError) {
         }
         _ => {}
     }
+    if agent_core::client::cache::rejects_cache_control(e) {
+        ui.notice(crate::cli::CACHE_CONTROL_HINT);
+    }
 }
 
 /// A command a chapter adds to the REPL, such as s03's `/todos`: typed as `/NAME`, listed by
@@ -135,19 +138,61 @@ impl SlashCommand {
     }
 }
 
-/// `/usage`'s line for `usage`: `LABEL: N request(s), N input tokens, N output tokens`.
+/// `/usage`'s line for `usage`: `LABEL: N request(s), N input tokens, N output tokens`; when
+/// the prompt cache was read or written, a second line with its tokens and what it saved, in
+/// input-token equivalents (a write bills 1.25 times the input price, a read 0.1 times):
+/// `  prompt cache: R read, W written, U not cached: the input bills as B tokens instead of T
+/// (S saved, P%)`.
 pub fn usage_line(label: &str, usage: &UsageTotals) -> String {
-    format!(
+    let mut line = format!(
         "{label}: {} request(s), {} input tokens, {} output tokens",
         usage.requests, usage.input_tokens, usage.output_tokens
-    )
+    );
+    if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
+        let total = usage.total_input_tokens();
+        line.push_str(&format!(
+            "\n  prompt cache: {} read, {} written, {} not cached: the input bills as {:.0} tokens instead of {total} ({:.0} saved, {:.0}%)",
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.input_tokens,
+            usage.billed_input(),
+            usage.cache_saved(),
+            100.0 * usage.cache_saved() / total.max(1) as f64,
+        ));
+    }
+    line
+}
+
+/// `/history`'s last line: where the next request puts its prompt-caching breakpoints
+/// ([`agent_core::client::cache`]), with `caching` whether the model sends them at all:
+/// `prompt cache: breakpoints on the last tool, [2] block 0 and [4] block 1 (…)`.
+pub fn breakpoints_line(caching: bool, request: &MessagesRequest) -> String {
+    if !caching {
+        return "prompt cache: no breakpoints are sent (--no-cache, DISABLE_PROMPT_CACHING=1, or a replay)"
+            .into();
+    }
+    let mut at: Vec<String> = Vec::new();
+    if !request.tools.is_empty() {
+        at.push("the last tool".into());
+    }
+    let marks = agent_core::client::cache::breakpoints(&request.messages);
+    at.extend(marks.iter().map(|(message, block)| format!("[{message}] block {block}")));
+    let list = match at.split_last() {
+        None => {
+            return "prompt cache: no breakpoint in the next request (no tools, and no message can carry one)"
+                .into();
+        }
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    };
+    format!("prompt cache: breakpoints on {list} (the API caches the prompt up to each)")
 }
 
 /// The commands every chapter's REPL answers: (name, help).
 const BUILT_IN: &[(&str, &str)] = &[
     ("help", "this list"),
     ("history", "the messages array as the next request sends it: roles, blocks, tool ids"),
-    ("clear", "start a new conversation (the history is emptied)"),
+    ("clear", "start a new conversation (the history is emptied, and so is a todo list)"),
     ("usage", "requests and tokens used in this session"),
 ];
 
@@ -165,7 +210,7 @@ fn command_word(line: &str) -> Option<&str> {
 fn command(
     line: &str,
     word: &str,
-    agent: &Agent,
+    agent: &mut Agent,
     ui: &Ui,
     history: &mut Vec<Message>,
     commands: &[SlashCommand],
@@ -186,9 +231,14 @@ fn command(
             text.push_str("Keys: Ctrl-C clears the line or cancels a running turn; Ctrl-D, q or exit quits.");
             ui.say(&text);
         }
-        "history" => ui.say(&history_view(&agent.request(history).messages)),
+        "history" => {
+            let request = agent.request(history);
+            let caching = agent.model().prompt_caching();
+            ui.say(&format!("{}\n{}", history_view(&request.messages), breakpoints_line(caching, &request)));
+        }
         "clear" => {
             history.clear();
+            agent.new_conversation();
             ui.say("(a new conversation: the history is empty)");
         }
         "usage" => ui.say(&usage_line("this session", &agent.session_usage())),
@@ -198,21 +248,24 @@ fn command(
     }
 }
 
-/// How many characters of a text or a tool's input or output `/history` shows.
+/// How many characters of a text or a tool's input or output `/history` shows on a line.
 const HISTORY_PREVIEW_CHARS: usize = 80;
+
+/// How many lines of a multi-line text or result `/history` shows.
+const HISTORY_PREVIEW_LINES: usize = 6;
 
 /// `messages` as `/history` shows them: one line per message (index and role), then one line per
 /// content block: its type, a `tool_use`'s id, name and input, a `tool_result`'s `tool_use_id`
-/// and `is_error`, and a one-line preview of any text.
+/// and `is_error`, and its text: on the same line, quoted, when it is one line; otherwise its
+/// first lines below it, each behind `| `, so a multi-line result reads as it is.
 pub fn history_view(messages: &[Message]) -> String {
     history_view_with(messages, &|_| None)
 }
 
-/// [`history_view`] with a note after the blocks a chapter's mechanism wants to point out: each
-/// block's line ends with `  <- NOTE` when `note` gives one (s08 marks the archived and compacted
+/// [`history_view`] with a note on the blocks a chapter's mechanism wants to point out: a block's
+/// first line ends with `  <- NOTE` when `note` gives one (s08 marks the archived and compacted
 /// parts of the history this way).
 pub fn history_view_with(messages: &[Message], note: &dyn Fn(&ContentBlock) -> Option<String>) -> String {
-    let preview = |text: &str| format!("{:?}", one_line(text.trim(), HISTORY_PREVIEW_CHARS + 1));
     let mut out = format!("{} message(s), as the next request sends them:\n", messages.len());
     for (i, message) in messages.iter().enumerate() {
         let role = match message.role {
@@ -222,7 +275,7 @@ pub fn history_view_with(messages: &[Message], note: &dyn Fn(&ContentBlock) -> O
         out.push_str(&format!("[{i}] {role}\n"));
         for block in message.content.to_blocks() {
             let line = match &block {
-                ContentBlock::Text(t) => format!("text {}", preview(&t.text)),
+                ContentBlock::Text(t) => with_text("text".to_owned(), &t.text),
                 ContentBlock::ToolUse(u) => {
                     format!(
                         "tool_use {} {} {}",
@@ -231,21 +284,40 @@ pub fn history_view_with(messages: &[Message], note: &dyn Fn(&ContentBlock) -> O
                         one_line(u.input.to_string().trim(), HISTORY_PREVIEW_CHARS + 1)
                     )
                 }
-                ContentBlock::ToolResult(r) => format!(
-                    "tool_result {} is_error={} {}",
-                    r.tool_use_id,
-                    r.is_error.unwrap_or(false),
-                    preview(&content_text(&r.content))
+                ContentBlock::ToolResult(r) => with_text(
+                    format!("tool_result {} is_error={}", r.tool_use_id, r.is_error.unwrap_or(false)),
+                    &content_text(&r.content),
                 ),
                 ContentBlock::Other(_) => block.kind().to_owned(),
             };
-            match note(&block) {
-                Some(note) => out.push_str(&format!("    {line}  <- {}\n", one_line(&note, 200))),
-                None => out.push_str(&format!("    {line}\n")),
+            match (note(&block), line.split_once('\n')) {
+                (Some(note), Some((head, rest))) => {
+                    out.push_str(&format!("    {head}  <- {}\n{rest}\n", one_line(&note, 200)));
+                }
+                (Some(note), None) => out.push_str(&format!("    {line}  <- {}\n", one_line(&note, 200))),
+                (None, _) => out.push_str(&format!("    {line}\n")),
             }
         }
     }
     out.trim_end().to_owned()
+}
+
+/// `head` and a block's text: `head "TEXT"` for one line; for several, `head (N lines)` and the
+/// first [`HISTORY_PREVIEW_LINES`] below it, each cut to [`HISTORY_PREVIEW_CHARS`].
+fn with_text(head: String, text: &str) -> String {
+    let text = text.trim();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= 1 {
+        return format!("{head} {:?}", one_line(text, HISTORY_PREVIEW_CHARS + 1));
+    }
+    let mut out = format!("{head} ({} lines)", lines.len());
+    for line in lines.iter().take(HISTORY_PREVIEW_LINES) {
+        out.push_str(&format!("\n      | {}", one_line(line.trim_end(), HISTORY_PREVIEW_CHARS + 1)));
+    }
+    if lines.len() > HISTORY_PREVIEW_LINES {
+        out.push_str(&format!("\n      | … {} more lines", lines.len() - HISTORY_PREVIEW_LINES));
+    }
+    out
 }
 
 /// The text of a `tool_result`'s content: the string, or its text blocks joined.
@@ -273,6 +345,8 @@ pub(crate) async fn run(
 ) -> ExitCode {
     let ui = terminal.ui();
     let interactive = std::io::stdin().is_terminal();
+    // Read line by line, with no line editor to end the line that shows the prompt.
+    let plain = !interactive || crate::ui::dumb_terminal();
     let (ask, mut lines) = spawn_reader(interactive);
     loop {
         if ask.send(ui.prompt(name)).await.is_err() {
@@ -295,7 +369,7 @@ pub(crate) async fn run(
         let text = match line {
             Line::Text(t) => t,
             Line::Eof => {
-                if !interactive {
+                if plain {
                     ui.print("\n");
                 }
                 break;
@@ -310,6 +384,10 @@ pub(crate) async fn run(
             continue;
         }
         if trimmed.eq_ignore_ascii_case("q") || trimmed.eq_ignore_ascii_case("exit") {
+            if !interactive {
+                // Piped, the `q` was never echoed: end the prompt's line.
+                ui.print("\n");
+            }
             break;
         }
         if let Some(word) = command_word(trimmed) {
@@ -348,7 +426,10 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
     let (ask_tx, mut ask_rx) = mpsc::channel::<String>(1);
     let (line_tx, line_rx) = mpsc::channel::<Line>(1);
     std::thread::spawn(move || {
-        let mut editor = if interactive { rustyline::DefaultEditor::new().ok() } else { None };
+        // A dumb terminal (TERM=dumb, emacs, cons25) gets the plain reader: rustyline would not
+        // edit there, and its fallback did not end a line on Enter.
+        let editing = interactive && !crate::ui::dumb_terminal();
+        let mut editor = if editing { rustyline::DefaultEditor::new().ok() } else { None };
         if let Some(ed) = editor.as_mut() {
             ed.bind_sequence(KeyEvent::ctrl('C'), EventHandler::Conditional(Box::new(ClearOrInterrupt)));
         }
@@ -399,5 +480,24 @@ mod tests {
         assert_eq!(command_word("/etc/hosts: what is this?"), None);
         assert_eq!(command_word("/"), None);
         assert_eq!(command_word("list /tmp"), None);
+    }
+
+    #[test]
+    fn history_shows_a_multi_line_result_as_lines() {
+        let messages = vec![
+            Message::user_text("one line"),
+            Message::user_blocks(vec![ContentBlock::tool_result("t1", "a\nb\tc\n", false)]),
+            Message::user_blocks(vec![ContentBlock::text(
+                (1..=9).map(|i| format!("l{i}")).collect::<Vec<_>>().join("\n"),
+            )]),
+        ];
+        let view = history_view(&messages);
+        assert!(view.contains("    text \"one line\""), "{view}");
+        assert!(
+            view.contains("    tool_result t1 is_error=false (2 lines)\n      | a\n      | b\\tc\n"),
+            "{view}"
+        );
+        assert!(view.contains("      | l6\n      | … 3 more lines"), "{view}");
+        assert!(!view.contains("l7"), "{view}");
     }
 }

@@ -6,7 +6,8 @@
 //!   client's wire cache) must notice: through the real HTTP client against the loopback server,
 //!   with random compactions (every layer, the `compact` tool, reactive compaction on a scripted
 //!   `prompt_too_long`), every request body equals a fresh `normalize_messages` and serialisation
-//!   of the history it was built from, and passes mock-api's request rules.
+//!   of the history it was built from (with the prompt-caching breakpoints, which are chosen from
+//!   the request alone), and passes mock-api's request rules.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
@@ -320,7 +321,13 @@ fn run_session(steps: Vec<Step>, limits: Limits) -> Result<crate::archive::Stats
         if let Err(e) = request.check_api_rules() {
             return Err(fail(format!("request {i}: {e}")));
         }
-        let fresh = serde_json::to_value(normalize_messages(history)).map_err(fail)?;
+        // A fresh serialisation, with the prompt-caching breakpoints the client puts on it (chosen
+        // from the request alone; see `agent_core::client::cache`).
+        let messages = normalize_messages(history);
+        let mut fresh = serde_json::to_value(&messages).map_err(fail)?;
+        for (m, b) in agent_core::client::cache::breakpoints(&messages).iter() {
+            fresh[m]["content"][b]["cache_control"] = json!({"type": "ephemeral"});
+        }
         prop_assert_eq!(
             &request.body["messages"],
             &fresh,
