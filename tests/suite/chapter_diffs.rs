@@ -86,6 +86,19 @@ fn s06_to_s07_is_the_task_tool_leaving_and_the_skills_arriving() {
 }
 
 #[test]
+fn s06_to_s08_swaps_the_task_tool_for_compaction() {
+    // Both are the s04 kernel plus one mechanism (COURSE §4): the diff is the subagents leaving
+    // and compaction (its extension, its tool, its flags and commands) arriving; the kernel and
+    // its permission check are untouched.
+    assert_mentions(
+        "s06",
+        "s08",
+        &["Subagents", "task_tool", "Compaction", "compact_tool", "CompactArgs"],
+        &["permission", "approver", "deny", "todo", "course_hooks"],
+    );
+}
+
+#[test]
 fn s06_to_s09_is_the_task_tool_leaving_and_memory_arriving() {
     // Both are the s04 kernel plus one mechanism (COURSE §4): the subagent's task tool and its
     // commands leave, the memory extension and its commands arrive; the kernel call is the same

@@ -14,5 +14,6 @@ mod s04;
 mod s05;
 mod s06;
 mod s07;
+mod s08;
 mod s09;
 mod stream;

@@ -11,8 +11,10 @@
 //!     ├─ floors: a loopback write, and a bare exchange with a copy of this binary (--exchange-peer)
 //!     ├─ request building: serde_json::to_vec(MessagesRequest) at 1, 4 and 16 MB of history
 //!     ├─ tools: glob and read_file through DispatchMap::dispatch, in process
-//!     └─ prompt caching: a 50-round s03 session's billed input with and without breakpoints,
-//!          against the mock's simulated cache (caching.rs)
+//!     ├─ prompt caching: a 50-round s03 session's billed input with and without breakpoints,
+//!     │    against the mock's simulated cache (caching.rs)
+//!     └─ compaction: a 3,000-round s08 session (built the same way) and the same rounds on s03
+//!          (compaction.rs)
 //! ```
 //!
 //! Run it with `cargo run --release -p bench` (add `-- --quick` for a smoke run). It builds
@@ -24,6 +26,7 @@
 mod bash_call;
 mod caching;
 mod child;
+mod compaction;
 mod floor;
 mod host;
 mod report;
@@ -56,6 +59,16 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     rounds: Option<u64>,
 
+    /// Use this s08 binary instead of building `cargo build --profile dist -p s08` (for
+    /// `--only compaction`).
+    #[arg(long, value_name = "PATH")]
+    s08: Option<PathBuf>,
+
+    /// Rounds of the compaction benchmark's sessions (s08 and s03), instead of 3,000 (300 with
+    /// `--quick`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(20..=100_000))]
+    compaction_rounds: Option<u64>,
+
     /// Sessions of each harness measurement, instead of 5 (2 with `--quick`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeats: Option<u64>,
@@ -80,6 +93,8 @@ enum Bench {
     Tools,
     /// The billed input of a 50-round session with and without prompt caching.
     Caching,
+    /// Flat cost with compaction: a long s08 session against the same rounds on s03.
+    Compaction,
 }
 
 /// One benchmark: prints its figures into the report, or says why it could not run.
@@ -102,6 +117,8 @@ pub struct Scale {
     pub glob_files: usize,
     /// Size of the file for `read_file` with `limit`, in MiB.
     pub big_file_mib: usize,
+    /// Rounds of the compaction benchmark's s08 and s03 sessions.
+    pub compaction_rounds: usize,
 }
 
 impl Scale {
@@ -114,6 +131,7 @@ impl Scale {
         history_mib: &[1, 4, 16],
         glob_files: 100_000,
         big_file_mib: 100,
+        compaction_rounds: 3000,
     };
 
     /// A smoke run: every benchmark, smaller.
@@ -125,6 +143,7 @@ impl Scale {
         history_mib: &[1, 4],
         glob_files: 10_000,
         big_file_mib: 10,
+        compaction_rounds: 300,
     };
 }
 
@@ -144,41 +163,61 @@ fn main() -> ExitCode {
     if let Some(repeats) = cli.repeats {
         scale.session_repeats = usize::try_from(repeats).unwrap_or(usize::MAX);
     }
+    if let Some(rounds) = cli.compaction_rounds {
+        scale.compaction_rounds = usize::try_from(rounds).unwrap_or(usize::MAX);
+    }
     if cfg!(debug_assertions) {
         eprintln!(
             "bench: warning: this is a debug build; in-process figures need `cargo run --release -p bench`"
         );
     }
-    let s03 = match cli.s03 {
-        Some(path) => match std::fs::canonicalize(&path) {
-            Ok(path) => path,
-            Err(e) => {
-                eprintln!("bench: --s03 {}: {e}", path.display());
-                return ExitCode::from(2);
+    let wants_s08 = cli.only.is_empty() || cli.only.contains(&Bench::Compaction);
+    let mut to_build: Vec<&str> = Vec::new();
+    if cli.s03.is_none() {
+        to_build.push("s03");
+    }
+    if wants_s08 && cli.s08.is_none() {
+        to_build.push("s08");
+    }
+    if let Err(e) = build(&to_build) {
+        eprintln!("bench: {e}");
+        return ExitCode::from(2);
+    }
+    let binary = |given: &Option<PathBuf>, name: &str| -> Result<PathBuf, String> {
+        match given {
+            Some(path) => {
+                std::fs::canonicalize(path).map_err(|e| format!("--{name} {}: {e}", path.display()))
             }
-        },
-        None => match build_s03() {
-            Ok(path) => path,
-            Err(e) => {
-                eprintln!("bench: {e}");
-                return ExitCode::from(2);
-            }
-        },
+            None => built(name),
+        }
+    };
+    let (s03, s08) = match (binary(&cli.s03, "s03"), wants_s08.then(|| binary(&cli.s08, "s08")).transpose()) {
+        (Ok(s03), Ok(s08)) => (s03, s08.unwrap_or_default()),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("bench: {e}");
+            return ExitCode::from(2);
+        }
     };
 
     println!("bench{}: s03 at {}", if cli.quick { " --quick" } else { "" }, s03.display());
+    if wants_s08 {
+        println!("bench: s08 at {}", s08.display());
+    }
     for line in report::machine() {
         println!("  {line}");
     }
     let started = std::time::Instant::now();
     let mut report = Report::default();
-    let steps: [(Bench, &str, &Step); 6] = [
+    let steps: [(Bench, &str, &Step); 7] = [
         (Bench::Harness, "harness overhead per round", &|r| session::harness(r, &s03, scale)),
         (Bench::Startup, "start-up", &|r| startup::startup(r, &s03, scale)),
         (Bench::Bash, "memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
         (Bench::Request, "request building", &|r| request::serialisation(r, scale)),
         (Bench::Tools, "tools", &|r| tools::tools(r, scale)),
         (Bench::Caching, "prompt caching", &|r| caching::caching(r, &s03)),
+        (Bench::Compaction, "flat cost with compaction (s08 against s03)", &|r| {
+            compaction::flat_cost(r, &s03, &s08, scale)
+        }),
     ];
     for (bench, title, step) in steps {
         if !cli.only.is_empty() && !cli.only.contains(&bench) {
@@ -194,28 +233,42 @@ fn main() -> ExitCode {
     if report.all_pass() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
-/// The cargo profile `s03` is built with: `dist`, the workspace's profile for a binary to install
-/// or ship (release with whole-program LTO, see Cargo.toml).
+/// The cargo profile the chapters are built with: `dist`, the workspace's profile for a binary to
+/// install or ship (release with whole-program LTO, see Cargo.toml).
 const S03_PROFILE: &str = "dist";
 
-/// Builds `s03` with the [`S03_PROFILE`] profile, with the cargo that runs us, and returns its path
-/// beside this binary's profile folder (`target/dist/s03`).
-fn build_s03() -> Result<PathBuf, String> {
+/// Builds the chapter binaries `names` (`s03`, `s08`) with the [`S03_PROFILE`] profile, in one
+/// cargo command run by the cargo that runs us; nothing when `names` is empty.
+fn build(names: &[&str]) -> Result<(), String> {
+    if names.is_empty() {
+        return Ok(());
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     eprintln!(
-        "bench: building s03 with `cargo build --profile {S03_PROFILE}` (whole-program LTO: a few minutes the first time)"
+        "bench: building {} with `cargo build --profile {S03_PROFILE}` (whole-program LTO: a few minutes the first time)",
+        names.join(" and ")
     );
+    let mut args = vec!["build", "--profile", S03_PROFILE, "--quiet"];
+    for name in names {
+        args.extend(["-p", name, "--bin", name]);
+    }
     let status = Command::new(&cargo)
-        .args(["build", "--profile", S03_PROFILE, "--quiet", "-p", "s03", "--bin", "s03"])
+        .args(&args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .map_err(|e| format!("cannot run {cargo}: {e}"))?;
     if !status.success() {
-        return Err(format!("cargo build --profile {S03_PROFILE} -p s03 failed"));
+        return Err(format!("cargo build --profile {S03_PROFILE} -p {} failed", names.join(" -p ")));
     }
+    Ok(())
+}
+
+/// The path of the built chapter `name`, beside this binary's profile folder
+/// (`target/dist/NAME`).
+fn built(name: &str) -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    // target/<profile>/bench → target/dist/s03
+    // target/<profile>/bench → target/dist/NAME
     let target = exe.parent().and_then(|p| p.parent()).ok_or("no target folder above this executable")?;
-    let s03 = target.join(S03_PROFILE).join("s03");
-    if s03.is_file() { Ok(s03) } else { Err(format!("{} was not built", s03.display())) }
+    let path = target.join(S03_PROFILE).join(name);
+    if path.is_file() { Ok(path) } else { Err(format!("{} was not built", path.display())) }
 }

@@ -25,7 +25,7 @@ use crate::host::{self, Host};
 use crate::report::{Report, ms};
 
 /// The small file read every round: 20 lines, about 1 KB.
-fn small_file() -> String {
+pub fn small_file() -> String {
     (1..=20).map(|i| format!("line {i:02}: the quick brown fox jumps over the lazy dog\n")).collect()
 }
 
@@ -48,6 +48,12 @@ pub struct Stamp {
     pub cpu: Duration,
     /// `s03`'s `VmRSS` (KiB) when the request arrived (`None` when not measured).
     pub rss_kib: Option<u64>,
+    /// The characters of the request's `messages` as compact JSON, the measure s08's limits are
+    /// in (zero when not measured).
+    pub messages_chars: usize,
+    /// The request has no tools: an extension's own model call (s08's summary), not a round of
+    /// the loop.
+    pub side: bool,
 }
 
 /// One finished session.
@@ -81,6 +87,36 @@ pub fn run(
     detail: impl Fn(usize) -> bool + Send + Sync + 'static,
     keep_bodies: bool,
 ) -> Result<Run, String> {
+    let session = Session {
+        args: &["-p", "Read notes.txt over and over; plan with the todo tool first."],
+        keep_bodies,
+    };
+    run_with(bin, workdir, &session, len, move |i, _| script(i), detail)
+}
+
+/// What a scripted session runs: the chapter's arguments, and whether the server keeps the
+/// request bodies.
+pub struct Session<'a> {
+    /// The arguments after the binary (`-p PROMPT`, flags).
+    pub args: &'a [&'a str],
+    /// Whether [`Run::server`] keeps every body (see [`run`]).
+    pub keep_bodies: bool,
+}
+
+/// [`run`] for any chapter binary and arguments, with a script that also sees the request (s08's
+/// summary calls are answered by what they ask).
+///
+/// # Errors
+/// Spawning or reaping the child failed.
+pub fn run_with(
+    bin: &Path,
+    workdir: &Path,
+    session: &Session<'_>,
+    len: usize,
+    script: impl Fn(usize, &mock_api::RecordedRequest) -> Value + Send + Sync + 'static,
+    detail: impl Fn(usize) -> bool + Send + Sync + 'static,
+) -> Result<Run, String> {
+    let keep_bodies = session.keep_bodies;
     let stamps: Arc<Mutex<Vec<Stamp>>> = Arc::new(Mutex::new(Vec::with_capacity(len)));
     let pid = Arc::new(AtomicU32::new(0));
     let hwm: Arc<Mutex<Option<u64>>> = Arc::new(Mutex::new(None));
@@ -102,7 +138,7 @@ pub fn run(
             let rss_kib =
                 if detailed { child::status_field(&format!("/proc/{s03}/status"), "VmRSS:") } else { None };
             let answer = if i < len {
-                let body = script(i);
+                let body = script(i, request);
                 // What the server then does to send it, done here to time it: the SSE stream of
                 // the message when the request asks to stream (s03's default), else its JSON.
                 if request.body["stream"] == true {
@@ -115,19 +151,21 @@ pub fn run(
                 reply::error(500, "api_error", "bench: request beyond the script")
             };
             let reply = arrived.elapsed();
-            let (parse, body_bytes) = if detailed {
+            let (parse, body_bytes, messages_chars) = if detailed {
                 let bytes = serde_json::to_vec(&request.body).unwrap_or_default();
                 let t = Instant::now();
                 std::hint::black_box(serde_json::from_slice::<Value>(&bytes).ok());
-                (t.elapsed(), bytes.len())
+                let messages = serde_json::to_string(&request.body["messages"]).unwrap_or_default();
+                (t.elapsed(), bytes.len(), messages.chars().count())
             } else {
-                (Duration::ZERO, 0)
+                (Duration::ZERO, 0, 0)
             };
             if i + 1 == len {
                 *hwm.lock().unwrap_or_else(|p| p.into_inner()) = child::vm_hwm_kib(s03);
                 *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.body.clone());
             }
             let messages = request.body["messages"].as_array().map_or(0, Vec::len);
+            let side = request.body["tools"].as_array().is_none_or(Vec::is_empty);
             stamps.push(Stamp {
                 arrived,
                 reply,
@@ -137,6 +175,8 @@ pub fn run(
                 body_bytes,
                 cpu,
                 rss_kib,
+                messages_chars,
+                side,
             });
             answer
         }
@@ -146,7 +186,7 @@ pub fn run(
     let figures = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
     let mut cmd =
         child::measured(bin, workdir, &server.base_url(), figures.path()).map_err(|e| e.to_string())?;
-    cmd.args(["-p", "Read notes.txt over and over; plan with the todo tool first."]);
+    cmd.args(session.args);
     let started = Instant::now();
     let helper = cmd.spawn().map_err(|e| format!("cannot start the measuring helper: {e}"))?;
     pid.store(helper.id(), Ordering::SeqCst);

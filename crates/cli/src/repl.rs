@@ -325,6 +325,13 @@ const HISTORY_PREVIEW_LINES: usize = 6;
 /// and `is_error`, and its text: on the same line, quoted, when it is one line; otherwise its
 /// first lines below it, each behind `| `, so a multi-line result reads as it is.
 pub fn history_view(messages: &[Message]) -> String {
+    history_view_with(messages, &|_| None)
+}
+
+/// [`history_view`] with a note on the blocks a chapter's mechanism wants to point out: a block's
+/// first line ends with `  <- NOTE` when `note` gives one (s08 marks the archived and compacted
+/// parts of the history this way).
+pub fn history_view_with(messages: &[Message], note: &dyn Fn(&ContentBlock) -> Option<String>) -> String {
     let mut out = format!("{} message(s), as the next request sends them:\n", messages.len());
     for (i, message) in messages.iter().enumerate() {
         let role = match message.role {
@@ -349,7 +356,13 @@ pub fn history_view(messages: &[Message]) -> String {
                 ),
                 ContentBlock::Other(_) => block.kind().to_owned(),
             };
-            out.push_str(&format!("    {line}\n"));
+            match (note(&block), line.split_once('\n')) {
+                (Some(note), Some((head, rest))) => {
+                    out.push_str(&format!("    {head}  <- {}\n{rest}\n", one_line(&note, 200)));
+                }
+                (Some(note), None) => out.push_str(&format!("    {line}  <- {}\n", one_line(&note, 200))),
+                (None, _) => out.push_str(&format!("    {line}\n")),
+            }
         }
     }
     out.trim_end().to_owned()
