@@ -545,7 +545,8 @@ fn fork_loops_that_leave_their_group_are_stopped_with_the_call() {
 }
 
 /// Row 2: a command that kills its parent and the harness (`kill -9`) is refused, the harness
-/// answers as usual, and the command's background `sleep` is stopped with the call.
+/// answers as usual, and the command's background `sleep` is stopped with the call. (The harness
+/// is found by its name, so that a failing sandbox never hits the test's own process.)
 #[test]
 fn a_command_cannot_kill_the_harness() {
     if !scopes_or_skip("a_command_cannot_kill_the_harness") {
@@ -556,7 +557,8 @@ fn a_command_cannot_kill_the_harness() {
         ws.path(),
         &[],
         &["sleep 1079 >/dev/null 2>&1 & echo $! $(cut -d' ' -f22 /proc/$!/stat) > bg; sleep 0.2; \
-           h=$(cut -d' ' -f4 /proc/$PPID/stat); kill -9 $PPID; echo \"parent: $?\"; kill -9 $h; echo \"harness: $?\""
+           h=$PPID; [ \"$(cat /proc/$h/comm)\" = s02 ] || h=$(cut -d' ' -f4 /proc/$h/stat); \
+           kill -9 $PPID; echo \"parent: $?\"; kill -9 $h; echo \"harness: $?\""
             .to_owned()],
     );
     let r = &results[0];
@@ -985,7 +987,8 @@ fn a_key_in_dotenv_is_reported_once_at_start() {
 
 /// Harmless programs keep working under the default sandbox, in the workspace: git (init, commit,
 /// log), python3 (a subprocess, a thread pool, a socketpair) and cargo (a new package, built
-/// offline and run).
+/// offline and run; with a `CARGO_HOME` of its own, so that it never waits for the lock of a
+/// cargo running elsewhere on the machine).
 #[test]
 fn git_python3_and_cargo_work_under_the_sandbox() {
     let ws = tempfile::tempdir().unwrap();
@@ -1003,7 +1006,8 @@ fn git_python3_and_cargo_work_under_the_sandbox() {
              a.send(b'p'); print(b.recv(1).decode())\""
                 .to_owned(),
             format!(
-                "{cargo} new -q --vcs none hello && cd hello && {cargo} build -q --offline && ./target/debug/hello"
+                "export CARGO_HOME=$PWD/.cargo-home; {cargo} new -q --vcs none hello && cd hello && \
+                 {cargo} build -q --offline && ./target/debug/hello"
             ),
         ],
     );

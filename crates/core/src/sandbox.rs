@@ -158,7 +158,7 @@ fn harness_has_capabilities() -> bool {
             status
                 .lines()
                 .find_map(|l| l.strip_prefix(field))
-                .is_some_and(|v| v.trim().trim_start_matches('0') != "")
+                .is_some_and(|v| !v.trim().trim_start_matches('0').is_empty())
         };
         rustix::process::geteuid().is_root() || nonzero("CapPrm:") || nonzero("CapAmb:")
     })
