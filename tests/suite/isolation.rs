@@ -5,8 +5,15 @@
 //! (7), the FIFO race (8), read-only and special targets (9), and `kill -9` in the middle of a
 //! large write (11). The swap race (2) and CRLF (10) are in `crates/core/tests`.
 //!
-//! The Landlock test needs a kernel with Landlock (these machines have ABI 7); where it is
-//! missing it says so loudly and checks the warning line instead.
+//! Then the sandbox against a hostile command (processes that outrun the end of the call, `kill`
+//! of the harness or of other processes, unix sockets and the servers behind them, the ssh agent,
+//! metadata outside, device nodes, the harness's `/proc` entries, host settings, `Allow? [y/N]`
+//! answered by TIOCSTI, secrets in the environment and in `.env`), and harmless programs (git,
+//! python3, cargo) that must keep working under it.
+//!
+//! The Landlock tests need a kernel with Landlock (these machines have ABI 7, with the scopes of
+//! ABI 6); where it is missing they say so loudly and check the warning line instead or are
+//! skipped. The tests that need root say so when skipped.
 
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -198,7 +205,7 @@ fn sigterm_and_sighup_end_the_running_command_before_the_harness_exits() {
     }
 }
 
-/// Input 6, and issue 29's row 12: a command's environment holds none of the harness's secrets
+/// Input 6, widened: a command's environment holds none of the harness's secrets
 /// (keys, tokens, passwords, PATs, credentials, a password in a URL, the ssh agent's socket), and
 /// the rest of the user's environment is there, `PWD` included.
 #[test]
@@ -418,9 +425,9 @@ fn kill_9_in_the_middle_of_a_large_write_leaves_no_temporary_file() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 29: the sandbox against a hostile command: processes, signals, sockets, devices and the
-// harness's own secrets. One test per row of the issue's table (rows 1 to 13), with victims the
-// test makes itself; the rows that need root run only as root and say so when skipped.
+// The sandbox against a hostile command: processes, signals, sockets, devices and the harness's
+// own secrets, one test per attack of the s02 README's threat model, with victims the test makes
+// itself. The attacks that need root run only as root and say so when skipped.
 // ---------------------------------------------------------------------------------------------
 
 /// Whether the tests run as root; otherwise says loudly that `what` is skipped.
@@ -491,7 +498,7 @@ fn processes_marked(marker: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Row 1: a C program that calls `setpgid(0,0)`, then forks and lets the parent exit, in a loop,
+/// A C program that calls `setpgid(0,0)`, then forks and lets the parent exit, in a loop,
 /// eight of them in the background. They are all stopped when the call ends (a second call finds
 /// none of them), the result says so, and the call does not wait for them.
 #[test]
@@ -544,7 +551,7 @@ fn fork_loops_that_leave_their_group_are_stopped_with_the_call() {
     assert!(took < Duration::from_secs(30), "the calls took {took:?}");
 }
 
-/// Row 2: a command that kills its parent and the harness (`kill -9`) is refused, the harness
+/// A command that kills its parent and the harness (`kill -9`) is refused, the harness
 /// answers as usual, and the command's background `sleep` is stopped with the call. (The harness
 /// is found by its name, so that a failing sandbox never hits the test's own process.)
 #[test]
@@ -570,7 +577,7 @@ fn a_command_cannot_kill_the_harness() {
     assert!(!bg.alive(), "the background sleep outlived its call: {bg:?}");
 }
 
-/// Row 2, the other way: the harness is killed (`SIGKILL`, so it cannot clean up) while a command
+/// The harness is killed (`SIGKILL`, so it cannot clean up) while a command
 /// runs; the command and its background child end all the same.
 #[test]
 fn a_killed_harness_leaves_no_command_behind() {
@@ -601,7 +608,7 @@ fn a_killed_harness_leaves_no_command_behind() {
     }
 }
 
-/// Row 3: `kill -9` to an unrelated process of the same user (a `sleep` the test started) is
+/// `kill -9` to an unrelated process of the same user (a `sleep` the test started) is
 /// refused, and the victim lives on.
 #[test]
 fn a_command_cannot_signal_other_processes() {
@@ -634,8 +641,8 @@ a.send(b'x')
 print('socketpair', b.recv(1).decode())
 ";
 
-/// Listeners for row 4: an abstract socket and a pathname socket outside the workspace, both
-/// non-blocking, so that `accept` tells whether anyone connected.
+/// Listeners for the socket test: an abstract socket and a pathname socket outside the
+/// workspace, both non-blocking, so that `accept` tells whether anyone connected.
 fn unix_listeners(
     dir: &std::path::Path,
 ) -> (std::os::unix::net::UnixListener, std::os::unix::net::UnixListener, String) {
@@ -650,7 +657,7 @@ fn unix_listeners(
     (abstract_listener, path_listener, format!("@{name}"))
 }
 
-/// Row 4: a command can connect neither to an abstract socket nor to a pathname socket of
+/// A command can connect neither to an abstract socket nor to a pathname socket of
 /// another process (the listeners see no connection), while `socketpair` works. With
 /// `--allow-unix-sockets` the pathname socket is reachable, and the abstract one still is not.
 #[test]
@@ -681,7 +688,7 @@ fn unix_sockets_of_other_processes_are_out_of_reach() {
     assert!(abstract_listener.accept().is_err(), "--allow-unix-sockets reached an abstract socket");
 }
 
-/// Row 5: with a tmux server of the user running (the test starts one), a command cannot have it
+/// With a tmux server of the user running (the test starts one), a command cannot have it
 /// run a command that writes where the command itself may not: no new window, no file.
 #[test]
 fn a_tmux_server_cannot_run_commands_for_a_command() {
@@ -712,7 +719,7 @@ fn a_tmux_server_cannot_run_commands_for_a_command() {
     assert!(!target.exists(), "the tmux server wrote outside for the command");
 }
 
-/// Row 6: the user's ssh agent (the test starts one and adds a key) is out of reach:
+/// The user's ssh agent (the test starts one and adds a key) is out of reach:
 /// `SSH_AUTH_SOCK` is not passed, and naming the socket does not help; no key is listed and
 /// nothing is signed.
 #[test]
@@ -769,7 +776,7 @@ fn the_ssh_agent_is_out_of_reach() {
     assert!(!r.contains("sign: 0") && !r.contains("BEGIN SSH SIGNATURE"), "{r}");
 }
 
-/// Row 7, a documented limit: outside the writable set a command cannot write a file's content,
+/// A documented limit: outside the writable set a command cannot write a file's content,
 /// but it can change the mode and the times of a file the user owns (Landlock has no right for
 /// them; see the s02 README's threat model, which this test keeps honest). Changing the owner
 /// needs `CAP_CHOWN`, which no command has.
@@ -800,7 +807,7 @@ fn metadata_outside_the_workspace_is_a_documented_limit() {
     assert!(readme.contains("`chmod`, `touch -d`"), "the s02 README no longer documents the metadata limit");
 }
 
-/// Row 8 (root): `mknod` of a character device (here `/dev/kmsg`'s, 1:11) in the workspace is
+/// As root: `mknod` of a character device (here `/dev/kmsg`'s, 1:11) in the workspace is
 /// refused, so nothing reaches the kernel log; a FIFO still works.
 #[test]
 fn no_device_node_can_be_made_even_as_root() {
@@ -818,9 +825,9 @@ fn no_device_node_can_be_made_even_as_root() {
     assert!(!ws.path().join("kmsg").exists(), "a device node was made");
 }
 
-/// Row 9: the harness is not dumpable, so a command reads neither its `/proc/PID/environ` (nor
-/// its supervisor's) nor its descriptors, and the key has left the harness's environment anyway (the test, as root, reads
-/// it from outside); the key is still sent to the endpoint.
+/// The harness is not dumpable, so a command reads neither its `/proc/PID/environ` (nor its
+/// supervisor's) nor its descriptors, and the key has left the harness's environment anyway
+/// (the test, as root, reads it from outside); the key is still sent to the endpoint.
 #[test]
 fn the_harness_proc_entries_and_environment_hold_no_key() {
     let key = "sk-ant-proc-test-0123456789";
@@ -865,7 +872,7 @@ fn the_harness_proc_entries_and_environment_hold_no_key() {
     assert_eq!(server.requests()[0].header("x-api-key"), Some(key));
 }
 
-/// Row 10 (root): `hostname` and `ip link add` are refused. The harness runs in a UTS namespace
+/// As root: `hostname` and `ip link add` are refused. The harness runs in a UTS namespace
 /// of its own, so that even a failure of the sandbox leaves the machine's name alone; a dummy
 /// link, if one was made, is removed.
 #[test]
@@ -906,7 +913,7 @@ fn host_settings_cannot_be_changed_even_as_root() {
     assert!(!made, "a command added a network link");
 }
 
-/// Row 11 (root, `--sandbox off`, where a command keeps every capability): a command starts a
+/// As root with `--sandbox off`, where a command keeps every capability: a command starts a
 /// `setsid` process that pushes `y` and Enter into the harness's terminal with TIOCSTI, again and
 /// again. It is stopped when its call ends, so at the next call's `Allow? [y/N]` only the user's
 /// key counts: `n` keeps the victim file.
@@ -964,7 +971,7 @@ fn the_allow_prompt_is_answered_only_by_the_user_even_without_sandbox() {
     assert_eq!(results[1], "Permission denied by user");
 }
 
-/// Row 13: a key in `.env` is in a file commands can read; the harness says so once at start, with
+/// A key in `.env` is in a file commands can read; the harness says so once at start, with
 /// what to do. Without a key in `.env`, no such line.
 #[test]
 fn a_key_in_dotenv_is_reported_once_at_start() {

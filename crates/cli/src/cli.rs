@@ -79,12 +79,12 @@ of --sandbox. Under workspace-write and read-only (Linux) a command signals only
 processes, opens no unix socket (no tmux, screen, D-Bus, docker or ssh agent; see
 --allow-unix-sockets), makes no device node, and has no capability even when you run as root.
 Commands never see ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (they leave the harness's own
-environment at start), any variable whose name holds KEY, TOKEN, SECRET, PASSWORD, PASSWD,
-CREDENTIAL or PRIVATE, or the word PWD, PASS, PW, PAT, AUTH or CRED (MYSQL_PWD, GH_PAT, SSH_AUTH_SOCK),
-or any value with a user:password@ URL; nor can they read the harness's /proc entries. They can
-read every file you can, a .env included: a key kept in .env is reported at start. When a call
-ends, every process the command started is stopped, wherever it moved. SIGTERM or SIGHUP to the
-harness stops the running command, then exits.
+environment at start), a variable whose name holds KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+PASSPHRASE, CREDENTIAL or PRIVATE, or the word PWD, PASS, PW, PAT, AUTH, CRED(S) or COOKIE
+(MYSQL_PWD, GH_PAT, SSH_AUTH_SOCK), or a value with a user:password@ URL; nor can they read the
+harness's /proc entries. They can read every file you can, a .env included: a key kept in .env is reported at
+start. When a call ends, every process the command started is stopped, wherever it moved.
+SIGTERM or SIGHUP to the harness stops the running command, then exits.
 
 In the REPL: one prompt per line (a pasted block of lines is one prompt). Ctrl-C clears the typed
 line; on an empty line it says how to quit. Ctrl-D, q or exit quits. Ctrl-C during a turn cancels

@@ -181,7 +181,7 @@ fn processes_marked(marker: &str) -> Vec<i32> {
         .unwrap_or_default()
 }
 
-/// Issue 29, row 1, in the library: fork loops that leave their process group (`setpgid`) and
+/// Fork loops that leave their process group (`setpgid`) and
 /// whose parents exit at once, faster than a scan of `/proc` could follow, are all stopped when
 /// `sh` exits; none is left, and the result counts them. A process that starts a second session
 /// (`setsid`) is stopped too.
@@ -213,7 +213,7 @@ async fn fork_loops_and_new_sessions_are_stopped_when_sh_exits() -> TestResult {
     Ok(())
 }
 
-/// Issue 29, rows 3 and 4, in the library: under the default sandbox a command cannot signal a
+/// Under the default sandbox a command cannot signal a
 /// process outside it, nor create a unix socket; `socketpair` and signals among its own
 /// processes work.
 #[tokio::test]
