@@ -72,3 +72,28 @@ fn s04_to_s06_is_the_kernel_in_one_call_and_the_task_tool() {
         &["permission", "approver", "deny"],
     );
 }
+
+#[test]
+fn s06_to_s07_is_the_task_tool_leaving_and_the_skills_arriving() {
+    // Both are the s04 kernel plus one mechanism (COURSE §4): the diff swaps the subagent for the
+    // skill loader (its catalog in SYSTEM, load_skill in the tools) and touches nothing else.
+    assert_mentions(
+        "s06",
+        "s07",
+        &["Subagents", "task_tool", "SkillLoader", "system_section", "load_skill_tool"],
+        &["permission", "approver", "deny", "hook", "todo"],
+    );
+}
+
+#[test]
+fn s06_to_s09_is_the_task_tool_leaving_and_memory_arriving() {
+    // Both are the s04 kernel plus one mechanism (COURSE §4): the subagent's task tool and its
+    // commands leave, the memory extension and its commands arrive; the kernel call is the same
+    // line in both, and nothing of the permission check or the base tools is written here.
+    assert_mentions(
+        "s06",
+        "s09",
+        &["Subagents", "task_tool", "Memory", "memory.extension", "memory.commands"],
+        &["permission", "approver", "deny", "todo", "course_hooks", "tools::", "setup.kernel"],
+    );
+}

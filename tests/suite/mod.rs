@@ -12,4 +12,6 @@ mod s03;
 mod s04;
 mod s05;
 mod s06;
+mod s07;
+mod s09;
 mod stream;

@@ -2,7 +2,10 @@
 //! editor and Ctrl-C, against the loopback Messages API server. Each step waits for the output it
 //! expects (30 s at most); a prompt is sent only after the previous one was answered.
 
-use e2e::{MockServer, Reply, pty_chapter, pty_text, reply, texts, wait_until};
+use e2e::{
+    MockServer, Reply, chapter, pty_chapter, pty_text, reply, run_with_stdin, stderr, stdout, texts,
+    wait_until,
+};
 use rexpect::session::PtySession;
 use serde_json::Value;
 
@@ -152,4 +155,72 @@ fn a_tool_that_runs_past_a_second_shows_a_spinner_with_its_name_on_the_terminal(
     s02.exp_string(PROMPT).unwrap();
     quit(s02);
     assert_eq!(server.request_count(), 2);
+}
+
+#[test]
+fn a_dumb_terminal_sends_each_line_and_quits_on_ctrl_d_without_colour() {
+    for term in ["dumb", "emacs", "cons25"] {
+        let ws = tempfile::tempdir().unwrap();
+        let server = MockServer::start(vec![reply::text("heard you")]);
+        // No escape code is stripped here, so any colour the chapter wrote would show.
+        let options =
+            rexpect::session::Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(false);
+        let mut cmd = chapter("s02", ws.path(), Some(&server.base_url()));
+        cmd.env("TERM", term).env_remove("NO_COLOR");
+        let mut s02 = rexpect::session::spawn_with_options(cmd, options).unwrap();
+        s02.exp_string(PROMPT).unwrap();
+        s02.send_line("hello there").unwrap();
+        let before = s02.exp_string("heard you").unwrap_or_else(|e| panic!("TERM={term}: {e}"));
+        s02.exp_string(PROMPT).unwrap();
+        assert!(wait_until(|| server.request_count() == 1), "TERM={term}: the prompt reached the endpoint");
+        assert_eq!(texts(&messages(&server, 0)[0]), ["hello there"], "TERM={term}");
+        s02.send_control('d').unwrap();
+        s02.exp_eof().unwrap_or_else(|e| panic!("TERM={term}: Ctrl-D quits: {e}"));
+        assert!(!before.contains('\u{1b}'), "TERM={term}: no escape codes: {before:?}");
+    }
+}
+
+#[test]
+fn history_shows_a_multi_line_tool_result_as_lines() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[(
+            "toolu_m1",
+            "bash",
+            serde_json::json!({"command": "printf 'first\\nsecond\\n'"}),
+        )]),
+        reply::text("done"),
+    ]);
+    let out = run_with_stdin(chapter("s02", ws.path(), Some(&server.base_url())), "go\n/history\nq\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("tool_result toolu_m1 is_error=false (2 lines)\n      | first\n      | second\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_piped_session_ends_its_last_line_after_q() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = run_with_stdin(chapter("s02", ws.path(), Some("http://127.0.0.1:9")), "q\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "s02 >> \n");
+}
+
+#[test]
+fn clear_empties_the_todo_list_too() {
+    let ws = tempfile::tempdir().unwrap();
+    let items = serde_json::json!({"items": [{"id": "1", "text": "old plan", "status": "in_progress"}]});
+    let server = MockServer::start(vec![reply::tool_uses(&[("t1", "todo", items)]), reply::text("planned")]);
+    let out = run_with_stdin(
+        chapter("s03", ws.path(), Some(&server.base_url())),
+        "plan\n/todos\n/clear\n/todos\nq\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let after_clear = text.split("(a new conversation: the history is empty)").nth(1).unwrap_or_default();
+    assert!(text.contains("[>] #1: old plan"), "{text}");
+    assert!(after_clear.contains("No todos."), "{text}");
+    assert!(!after_clear.contains("old plan"), "{text}");
 }

@@ -248,3 +248,30 @@ fn an_empty_prompt_an_empty_replay_and_demo_with_other_flags_are_refused_up_fron
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn an_unreadable_workdir_is_named_at_start_with_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = tempfile::tempdir().unwrap();
+    fs::set_permissions(parent.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let locked = parent.path().join("locked");
+    fs::create_dir(&locked).unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    let mut cmd = chapter("s02", parent.path(), Some("http://127.0.0.1:9"));
+    // Root reads any folder, so as root the chapter runs as `nobody`, for whom the folder is locked.
+    if rustix::process::geteuid().is_root() {
+        let program = cmd.get_program().to_owned();
+        let mut wrapped = std::process::Command::new("setpriv");
+        wrapped.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(program);
+        wrapped.current_dir(parent.path()).env("NO_COLOR", "1");
+        wrapped.env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9").env("MODEL_ID", "mock-model");
+        cmd = wrapped;
+    }
+    let out = cmd.args(["--workdir", locked.to_str().unwrap(), "-p", "hi"]).output().unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(out.status.code(), Some(2), "stdout: {} stderr: {}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("--workdir {}", locked.display())), "{err}");
+    assert!(err.contains("Permission denied"), "{err}");
+    assert!(!err.contains("Cannot run sh"), "{err}");
+}

@@ -13,8 +13,9 @@
 //! ```
 //!
 //! Changes from s03: the course's hooks as one extension (`course_hooks`): a `[HOOK]` log line
-//! per call, the permission check (the deny list refuses, a destructive command or a path outside
-//! the workspace asks `Allow? [y/N]`), the working folder on each prompt, a warning on huge
+//! per call, the permission check (the deny list refuses, a destructive command asks
+//! `Allow? [y/N]`; a path outside the workspace is refused by the tool itself, so it is never
+//! asked about), the working folder on each prompt, a warning on huge
 //! outputs, a summary on `Stop`; `--yes`/`--no` answer the question for scripted runs; and `glob`,
 //! one more tool in the dispatch map. Planning (`todo`, the nag) is s03's, unchanged.
 //!

@@ -24,7 +24,7 @@ use agent_core::tools;
 
 pub use crate::approve::ApprovalArgs;
 use crate::cli::{self};
-pub use crate::cli::{Chapter, CommonArgs, Demo, ENV_HELP, Harness, Setup};
+pub use crate::cli::{Chapter, CommonArgs, Demo, DemoSession, ENV_HELP, Harness, Setup};
 
 /// A chapter with no flags of its own.
 #[derive(Debug, Clone, Copy, Default, Args)]

@@ -22,6 +22,7 @@ use agent_core::agent::{Agent, TurnEnd};
 use agent_core::client::Timeouts;
 use agent_core::config;
 use agent_core::dispatch::DispatchMap;
+use agent_core::error::ApiError;
 use agent_core::events::Events;
 use agent_core::extension::Extension;
 use agent_core::messages::StopReason;
@@ -143,6 +144,17 @@ pub struct CommonArgs {
     #[arg(long, requires = "demo")]
     pub keep: bool,
 
+    /// With --demo (hidden): run only session N (2, 3, …) of a demo that has several sessions,
+    /// in the workspace --demo-workspace names. Session 1 starts each later session this way, as
+    /// a fresh process of the same binary (see [`Demo::sessions`]).
+    #[arg(long, hide = true, value_name = "N", requires_all = ["demo", "demo_workspace"],
+          value_parser = clap::value_parser!(u32).range(2..))]
+    pub demo_session: Option<u32>,
+
+    /// The workspace of --demo-session: the one session 1 seeded.
+    #[arg(long, hide = true, value_name = "DIR", requires = "demo_session")]
+    pub demo_workspace: Option<PathBuf>,
+
     /// Seconds before a bash command and every process it started are killed.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub bash_timeout: u64,
@@ -203,16 +215,64 @@ pub struct CommonArgs {
 }
 
 /// A chapter's offline demo: the first "try it" task with recorded model turns.
+///
+/// A demo may run several sessions, each a fresh process of the chapter's binary in the same
+/// workspace (a chapter whose mechanism outlives the process, such as s09's memory): a line
+/// `{"type":"demo_session","prompt":"…"}` in `turns` ends one session's recorded turns and starts
+/// the next, asked that prompt (see [`Demo::sessions`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Demo {
-    /// The prompt, as a learner would type it.
+    /// The prompt, as a learner would type it (the first session's).
     pub prompt: &'static str,
     /// Files seeded into the fresh workspace: (relative path, content).
     pub files: &'static [(&'static str, &'static str)],
-    /// The recorded model responses, JSONL.
+    /// The recorded model responses, JSONL, with a `demo_session` line before each later
+    /// session's.
     pub turns: &'static str,
-    /// Files whose final content is printed after the run.
+    /// Files whose final content is printed after the run (after the last session).
     pub show: &'static [&'static str],
+}
+
+/// The `type` of the line in [`Demo::turns`] that starts a later session.
+pub const DEMO_SESSION_LINE: &str = "demo_session";
+
+/// One session of a demo: the prompt and the recorded model responses it replays (JSONL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemoSession {
+    /// What the learner types.
+    pub prompt: String,
+    /// The recorded responses of this session, one per line.
+    pub turns: String,
+}
+
+impl Demo {
+    /// The demo's sessions, in order: the first is asked [`Demo::prompt`] and replays the lines
+    /// of `turns` up to the first `{"type":"demo_session","prompt":P}` line; each such line
+    /// starts the next session, asked P. A demo without such a line is one session.
+    ///
+    /// # Errors
+    /// `line N: …` for a `demo_session` line without a non-empty `prompt`.
+    pub fn sessions(&self) -> Result<Vec<DemoSession>, String> {
+        let mut sessions = vec![DemoSession { prompt: self.prompt.to_owned(), turns: String::new() }];
+        for (i, line) in self.turns.lines().enumerate() {
+            let marker = line
+                .contains(DEMO_SESSION_LINE)
+                .then(|| serde_json::from_str::<serde_json::Value>(line).ok())
+                .flatten()
+                .filter(|v| v["type"] == DEMO_SESSION_LINE);
+            if let Some(value) = marker {
+                let prompt = value["prompt"].as_str().map(str::trim).unwrap_or_default();
+                if prompt.is_empty() {
+                    return Err(format!("line {}: a {DEMO_SESSION_LINE} line needs a \"prompt\"", i + 1));
+                }
+                sessions.push(DemoSession { prompt: prompt.to_owned(), turns: String::new() });
+            } else if let Some(session) = sessions.last_mut() {
+                session.turns.push_str(line);
+                session.turns.push('\n');
+            }
+        }
+        Ok(sessions)
+    }
 }
 
 /// A chapter binary's identity.
@@ -290,12 +350,24 @@ pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> H
     runtime.block_on(run_async(chapter, args, build))
 }
 
-/// A started chapter: the agent, the REPL commands its harness added, and the `--demo` workspace
-/// (kept alive until the run ends, so it is removed at exit).
+/// A started chapter: the agent, the REPL commands its harness added, and the `--demo` run.
 struct Started {
     agent: Agent,
     commands: Vec<SlashCommand>,
-    demo_dir: Option<tempfile::TempDir>,
+    demo: Option<DemoRun>,
+}
+
+/// One process's part of `--demo`: which session it runs, and the workspace.
+struct DemoRun {
+    /// The seeded temporary workspace, owned by session 1's process (kept alive until the run
+    /// ends, so it is removed at exit); `None` in a later session's process.
+    dir: Option<tempfile::TempDir>,
+    /// The workspace root.
+    root: PathBuf,
+    /// This process's session, from 1.
+    session: usize,
+    /// All the demo's sessions.
+    sessions: Vec<DemoSession>,
 }
 
 /// The agent a harness composes on the setup's model, complete, and the harness's REPL commands.
@@ -324,11 +396,11 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     agent_core::process::end_commands_on_terminate_signals();
 
     let started = if args.demo {
-        start_demo(chapter, &terminal, tool_options, build)
+        start_demo(chapter, args, &terminal, tool_options, build)
     } else {
         start(chapter, args, &terminal, tool_options, build)
     };
-    let Started { mut agent, commands, demo_dir } = match started {
+    let Started { mut agent, commands, demo } = match started {
         Ok(s) => s,
         Err(e) => {
             ui.error(&e.to_string());
@@ -338,8 +410,8 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     let (chapter, prompt, keep) = (*chapter, args.prompt.clone(), args.keep);
     let session = async move {
         let mut history = Vec::new();
-        if let Some(dir) = demo_dir {
-            return run_demo(&chapter, &mut agent, &terminal, dir, keep).await;
+        if let Some(run) = demo {
+            return run_demo(&chapter, &mut agent, &terminal, run, keep).await;
         }
         if let Some(prompt) = &prompt {
             return match one_turn(&mut agent, &terminal, &mut history, prompt).await {
@@ -383,6 +455,10 @@ fn start(
         Some(dir) => dir.path().to_owned(),
         None => args.workdir.clone().unwrap_or_else(|| cwd.clone()),
     };
+    // An unreadable folder is named now, not later as `Cannot run sh` at the first command.
+    if let Err(source) = std::fs::read_dir(&root) {
+        return Err(StartupError::Workdir { path: root, source });
+    }
     let workspace = Workspace::new(&root).map_err(|source| StartupError::Workdir { path: root, source })?;
     let vars = config::environment(&cwd)?;
     let settings = ModelSettings {
@@ -418,32 +494,69 @@ fn start(
     let events: Events = Arc::clone(terminal) as Events;
     let setup = Setup { workspace, tool_options, ui: ui.clone(), events, demo: false, model, model_id };
     let (agent, commands) = agent_from(&setup, build(&setup));
-    Ok(Started { agent, commands, demo_dir: None })
+    Ok(Started { agent, commands, demo: None })
 }
 
-/// Start-up for `--demo`: a fresh temporary workspace seeded with the demo files, and the
-/// recorded turns compiled into the binary as the model.
+/// Start-up for `--demo`: a fresh temporary workspace seeded with the demo files (or, for a
+/// later session, `--demo-workspace`), and the session's recorded turns compiled into the binary
+/// as the model.
 ///
 /// # Errors
 /// The first [`StartupError`].
 fn start_demo(
     chapter: &Chapter,
+    args: &CommonArgs,
     terminal: &Arc<Terminal>,
     tool_options: ToolOptions,
     build: impl FnOnce(&Setup) -> Harness,
 ) -> Result<Started, StartupError> {
-    let (demo, ui) = (&chapter.demo, terminal.ui());
-    let dir = seeded_tempdir(chapter, "demo")?;
-    let workspace =
-        Workspace::new(dir.path()).map_err(|source| StartupError::Seeded { kind: "demo", source })?;
-    let model = ReplayModel::from_jsonl(format!("{} demo", chapter.name), demo.turns)?;
-    ui.notice(&format!(
-        "[demo] REPLAY of {} recorded model turns; real tools in a fresh workspace: {}\n\
-         [demo] the workspace is removed at exit (--keep keeps it). No key and no network are used; \
-         run without --demo to talk to a live model.",
-        model.remaining(),
-        workspace.root().display()
-    ));
+    let ui = terminal.ui();
+    let bad_demo =
+        |why: String| StartupError::Model(ApiError::Replay(format!("{} demo {why}", chapter.name)));
+    let sessions = chapter.demo.sessions().map_err(bad_demo)?;
+    let (total, session) = (sessions.len(), args.demo_session.map_or(1, |n| n as usize));
+    let Some(this) = sessions.get(session - 1) else {
+        return Err(bad_demo(format!("has {total} session(s); there is no session {session}")));
+    };
+    let (dir, root) = match (&args.demo_workspace, session) {
+        (Some(root), 2..) => (None, root.clone()),
+        _ => {
+            let dir = seeded_tempdir(chapter, "demo")?;
+            let root = dir.path().to_owned();
+            (Some(dir), root)
+        }
+    };
+    let workspace = Workspace::new(&root).map_err(|source| StartupError::Seeded { kind: "demo", source })?;
+    let source = if total > 1 {
+        format!("{} demo session {session}", chapter.name)
+    } else {
+        format!("{} demo", chapter.name)
+    };
+    let model = ReplayModel::from_jsonl(source, &this.turns)?;
+    if session == 1 {
+        ui.notice(&format!(
+            "[demo] REPLAY of {}; real tools in a fresh workspace: {}\n\
+             [demo] the workspace is removed at exit (--keep keeps it). No key and no network are used; \
+             run without --demo to talk to a live model.",
+            crate::ui::count(model.remaining(), "recorded model turn", "recorded model turns"),
+            workspace.root().display()
+        ));
+        if total > 1 {
+            ui.notice(&format!(
+                "[demo] {total} sessions: this is session 1 (pid {}); each later one runs as a fresh process \
+                 of this binary in the same workspace, so only what is on disk carries over.",
+                std::process::id()
+            ));
+        }
+    } else {
+        ui.notice(&format!(
+            "[demo] session {session} of {total}: a fresh process (pid {}) in the same workspace, {}; \
+             REPLAY of {}. Nothing of the earlier sessions is in memory, only on disk.",
+            std::process::id(),
+            workspace.root().display(),
+            crate::ui::count(model.remaining(), "recorded model turn", "recorded model turns")
+        ));
+    }
     let setup = Setup {
         workspace,
         tool_options,
@@ -454,22 +567,40 @@ fn start_demo(
         model_id: "demo-replay".into(),
     };
     let (agent, commands) = agent_from(&setup, build(&setup));
-    Ok(Started { agent, commands, demo_dir: Some(dir) })
+    Ok(Started { agent, commands, demo: Some(DemoRun { dir, root, session, sessions }) })
 }
 
-/// `--demo`: the demo prompt as one turn, then the files the demo changed. The workspace `dir`
-/// is removed at the end, unless `keep`.
+/// `--demo`: this session's prompt as one turn. In session 1's process, then each later
+/// session as a fresh process of this binary in the same workspace ([`demo_session_process`]),
+/// then the files the demo changed; the workspace is removed at the end, unless `keep`.
 async fn run_demo(
     chapter: &Chapter,
     agent: &mut Agent,
     terminal: &Terminal,
-    dir: tempfile::TempDir,
+    run: DemoRun,
     keep: bool,
 ) -> ExitCode {
     let (demo, ui) = (&chapter.demo, terminal.ui());
     let mut history = Vec::new();
-    ui.print(&format!("{}{}\n", ui.prompt(chapter.name), agent_core::sanitize::sanitize(demo.prompt)));
-    let ok = one_turn(agent, terminal, &mut history, demo.prompt).await.is_ok();
+    let prompt = run.sessions[run.session - 1].prompt.as_str();
+    ui.print(&format!("{}{}\n", ui.prompt(chapter.name), agent_core::sanitize::sanitize(prompt)));
+    let mut ok = one_turn(agent, terminal, &mut history, prompt).await.is_ok();
+    let Some(dir) = run.dir else {
+        // A later session's process: session 1's shows the files and removes the workspace.
+        return if ok { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    };
+    for next in run.session + 1..=run.sessions.len() {
+        if !ok {
+            break;
+        }
+        ui.notice(&format!(
+            "\n[demo] session {} ends here (pid {}); session {next} of {} starts as a fresh process of this binary.",
+            next - 1,
+            std::process::id(),
+            run.sessions.len()
+        ));
+        ok = demo_session_process(next, &run.root, ui).await;
+    }
     for path in demo.show {
         match std::fs::read_to_string(dir.path().join(path)) {
             Ok(text) => ui.say(&format!("\n[demo] {path} after the run:\n{}", text.trim_end())),
@@ -481,6 +612,38 @@ async fn run_demo(
         ui.notice(&format!("[demo] the workspace stays at {} (--keep)", path.display()));
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// Runs demo session `number` as a child process: this binary, with this process's arguments
+/// and `--demo-session NUMBER --demo-workspace ROOT`, its output on this terminal. `true` when
+/// it exits with 0.
+async fn demo_session_process(number: usize, root: &Path, ui: &Ui) -> bool {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            ui.error(&format!("cannot start demo session {number}: this binary's path is unknown: {e}"));
+            return false;
+        }
+    };
+    let status = tokio::process::Command::new(&exe)
+        .args(std::env::args_os().skip(1))
+        .arg("--demo-session")
+        .arg(number.to_string())
+        .arg("--demo-workspace")
+        .arg(root)
+        .status()
+        .await;
+    match status {
+        Ok(status) if status.success() => true,
+        Ok(status) => {
+            ui.error(&format!("demo session {number} failed ({status})"));
+            false
+        }
+        Err(e) => {
+            ui.error(&format!("cannot start demo session {number} ({}): {e}", exe.display()));
+            false
+        }
+    }
 }
 
 /// A new folder `NAME-KIND-XXXXXX` in the temporary directory, seeded with the demo's files;

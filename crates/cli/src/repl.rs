@@ -147,7 +147,7 @@ pub fn usage_line(label: &str, usage: &UsageTotals) -> String {
 const BUILT_IN: &[(&str, &str)] = &[
     ("help", "this list"),
     ("history", "the messages array as the next request sends it: roles, blocks, tool ids"),
-    ("clear", "start a new conversation (the history is emptied)"),
+    ("clear", "start a new conversation (the history is emptied, and so is a todo list)"),
     ("usage", "requests and tokens used in this session"),
 ];
 
@@ -165,7 +165,7 @@ fn command_word(line: &str) -> Option<&str> {
 fn command(
     line: &str,
     word: &str,
-    agent: &Agent,
+    agent: &mut Agent,
     ui: &Ui,
     history: &mut Vec<Message>,
     commands: &[SlashCommand],
@@ -189,6 +189,7 @@ fn command(
         "history" => ui.say(&history_view(&agent.request(history).messages)),
         "clear" => {
             history.clear();
+            agent.new_conversation();
             ui.say("(a new conversation: the history is empty)");
         }
         "usage" => ui.say(&usage_line("this session", &agent.session_usage())),
@@ -198,14 +199,17 @@ fn command(
     }
 }
 
-/// How many characters of a text or a tool's input or output `/history` shows.
+/// How many characters of a text or a tool's input or output `/history` shows on a line.
 const HISTORY_PREVIEW_CHARS: usize = 80;
+
+/// How many lines of a multi-line text or result `/history` shows.
+const HISTORY_PREVIEW_LINES: usize = 6;
 
 /// `messages` as `/history` shows them: one line per message (index and role), then one line per
 /// content block: its type, a `tool_use`'s id, name and input, a `tool_result`'s `tool_use_id`
-/// and `is_error`, and a one-line preview of any text.
+/// and `is_error`, and its text: on the same line, quoted, when it is one line; otherwise its
+/// first lines below it, each behind `| `, so a multi-line result reads as it is.
 pub fn history_view(messages: &[Message]) -> String {
-    let preview = |text: &str| format!("{:?}", one_line(text.trim(), HISTORY_PREVIEW_CHARS + 1));
     let mut out = format!("{} message(s), as the next request sends them:\n", messages.len());
     for (i, message) in messages.iter().enumerate() {
         let role = match message.role {
@@ -215,7 +219,7 @@ pub fn history_view(messages: &[Message]) -> String {
         out.push_str(&format!("[{i}] {role}\n"));
         for block in message.content.to_blocks() {
             let line = match &block {
-                ContentBlock::Text(t) => format!("text {}", preview(&t.text)),
+                ContentBlock::Text(t) => with_text("text".to_owned(), &t.text),
                 ContentBlock::ToolUse(u) => {
                     format!(
                         "tool_use {} {} {}",
@@ -224,11 +228,9 @@ pub fn history_view(messages: &[Message]) -> String {
                         one_line(u.input.to_string().trim(), HISTORY_PREVIEW_CHARS + 1)
                     )
                 }
-                ContentBlock::ToolResult(r) => format!(
-                    "tool_result {} is_error={} {}",
-                    r.tool_use_id,
-                    r.is_error.unwrap_or(false),
-                    preview(&content_text(&r.content))
+                ContentBlock::ToolResult(r) => with_text(
+                    format!("tool_result {} is_error={}", r.tool_use_id, r.is_error.unwrap_or(false)),
+                    &content_text(&r.content),
                 ),
                 ContentBlock::Other(_) => block.kind().to_owned(),
             };
@@ -236,6 +238,24 @@ pub fn history_view(messages: &[Message]) -> String {
         }
     }
     out.trim_end().to_owned()
+}
+
+/// `head` and a block's text: `head "TEXT"` for one line; for several, `head (N lines)` and the
+/// first [`HISTORY_PREVIEW_LINES`] below it, each cut to [`HISTORY_PREVIEW_CHARS`].
+fn with_text(head: String, text: &str) -> String {
+    let text = text.trim();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= 1 {
+        return format!("{head} {:?}", one_line(text, HISTORY_PREVIEW_CHARS + 1));
+    }
+    let mut out = format!("{head} ({} lines)", lines.len());
+    for line in lines.iter().take(HISTORY_PREVIEW_LINES) {
+        out.push_str(&format!("\n      | {}", one_line(line.trim_end(), HISTORY_PREVIEW_CHARS + 1)));
+    }
+    if lines.len() > HISTORY_PREVIEW_LINES {
+        out.push_str(&format!("\n      | … {} more lines", lines.len() - HISTORY_PREVIEW_LINES));
+    }
+    out
 }
 
 /// The text of a `tool_result`'s content: the string, or its text blocks joined.
@@ -263,6 +283,8 @@ pub(crate) async fn run(
 ) -> ExitCode {
     let ui = terminal.ui();
     let interactive = std::io::stdin().is_terminal();
+    // Read line by line, with no line editor to end the line that shows the prompt.
+    let plain = !interactive || crate::ui::dumb_terminal();
     let (ask, mut lines) = spawn_reader(interactive);
     loop {
         if ask.send(ui.prompt(name)).await.is_err() {
@@ -285,7 +307,7 @@ pub(crate) async fn run(
         let text = match line {
             Line::Text(t) => t,
             Line::Eof => {
-                if !interactive {
+                if plain {
                     ui.print("\n");
                 }
                 break;
@@ -300,6 +322,10 @@ pub(crate) async fn run(
             continue;
         }
         if trimmed.eq_ignore_ascii_case("q") || trimmed.eq_ignore_ascii_case("exit") {
+            if !interactive {
+                // Piped, the `q` was never echoed: end the prompt's line.
+                ui.print("\n");
+            }
             break;
         }
         if let Some(word) = command_word(trimmed) {
@@ -338,7 +364,10 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
     let (ask_tx, mut ask_rx) = mpsc::channel::<String>(1);
     let (line_tx, line_rx) = mpsc::channel::<Line>(1);
     std::thread::spawn(move || {
-        let mut editor = if interactive { rustyline::DefaultEditor::new().ok() } else { None };
+        // A dumb terminal (TERM=dumb, emacs, cons25) gets the plain reader: rustyline would not
+        // edit there, and its fallback did not end a line on Enter.
+        let editing = interactive && !crate::ui::dumb_terminal();
+        let mut editor = if editing { rustyline::DefaultEditor::new().ok() } else { None };
         if let Some(ed) = editor.as_mut() {
             ed.bind_sequence(KeyEvent::ctrl('C'), EventHandler::Conditional(Box::new(ClearOrInterrupt)));
         }
@@ -389,5 +418,24 @@ mod tests {
         assert_eq!(command_word("/etc/hosts: what is this?"), None);
         assert_eq!(command_word("/"), None);
         assert_eq!(command_word("list /tmp"), None);
+    }
+
+    #[test]
+    fn history_shows_a_multi_line_result_as_lines() {
+        let messages = vec![
+            Message::user_text("one line"),
+            Message::user_blocks(vec![ContentBlock::tool_result("t1", "a\nb\tc\n", false)]),
+            Message::user_blocks(vec![ContentBlock::text(
+                (1..=9).map(|i| format!("l{i}")).collect::<Vec<_>>().join("\n"),
+            )]),
+        ];
+        let view = history_view(&messages);
+        assert!(view.contains("    text \"one line\""), "{view}");
+        assert!(
+            view.contains("    tool_result t1 is_error=false (2 lines)\n      | a\n      | b\\tc\n"),
+            "{view}"
+        );
+        assert!(view.contains("      | l6\n      | … 3 more lines"), "{view}");
+        assert!(!view.contains("l7"), "{view}");
     }
 }

@@ -92,9 +92,9 @@ pub fn open_model(
     if let Some(path) = settings.replay {
         let replay = ReplayModel::from_file(path)?;
         ui.notice(&format!(
-            "[replay] answering from {} ({} recorded turns); no network",
+            "[replay] answering from {} ({}); no network",
             path.display(),
-            replay.remaining()
+            crate::ui::count(replay.remaining(), "recorded turn", "recorded turns")
         ));
         let id = settings
             .model

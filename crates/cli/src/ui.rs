@@ -86,7 +86,7 @@ impl Captured {
 impl Ui {
     /// Colour where the stream is a terminal and `NO_COLOR` is unset.
     pub fn detect() -> Self {
-        let allowed = !agent_core::config::no_color();
+        let allowed = !no_color() && !dumb_terminal();
         let err_tty = std::io::stderr().is_terminal();
         Self {
             color_out: allowed && std::io::stdout().is_terminal(),
@@ -434,6 +434,24 @@ pub fn clear_err_line() {
     if std::io::stderr().is_terminal() {
         err("\r\x1b[K");
     }
+}
+
+/// `n` and the noun in the number it needs: `1 recorded turn`, `2 recorded turns`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `true` when `NO_COLOR` is set to a non-empty value in the process environment
+/// (<https://no-color.org>): the terminal gets no colour.
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// `true` when `TERM` names a terminal that understands no escape codes and no line editing:
+/// `dumb` (Emacs' `M-x shell`, some IDE consoles), `emacs`, `cons25`, the same list rustyline
+/// treats as unsupported. Such a terminal gets no colour, and prompts are read line by line.
+pub fn dumb_terminal() -> bool {
+    matches!(std::env::var("TERM").as_deref(), Ok("dumb" | "emacs" | "cons25"))
 }
 
 /// `text` in `color` (one of the constants above) when `on`, else `text` as it is.

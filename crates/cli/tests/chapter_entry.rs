@@ -124,3 +124,47 @@ fn yes_means_y_or_yes() {
         assert_eq!(is_yes(answer), yes, "{answer:?}");
     }
 }
+
+#[test]
+fn a_demo_is_split_into_sessions_at_its_demo_session_lines() {
+    let one = Demo { prompt: "hi", files: &[], turns: "{\"a\":1}\n{\"b\":2}\n", show: &[] };
+    let sessions = one.sessions().unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!((sessions[0].prompt.as_str(), sessions[0].turns.as_str()), ("hi", "{\"a\":1}\n{\"b\":2}\n"));
+
+    // A response whose text mentions demo_session is a response, not a marker.
+    let turns = concat!(
+        "{\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"demo_session\"}]}\n",
+        "{\"type\":\"demo_session\",\"prompt\":\"  and now?  \"}\n",
+        "{\"second\":1}\n",
+        "{\"type\":\"demo_session\",\"prompt\":\"third\"}\n",
+    );
+    let sessions = Demo { prompt: "first", files: &[], turns, show: &[] }.sessions().unwrap();
+    let shape: Vec<(&str, usize)> =
+        sessions.iter().map(|s| (s.prompt.as_str(), s.turns.lines().count())).collect();
+    assert_eq!(shape, [("first", 1), ("and now?", 1), ("third", 0)]);
+
+    let broken = Demo { prompt: "p", files: &[], turns: "{}\n{\"type\":\"demo_session\"}\n", show: &[] };
+    assert_eq!(broken.sessions().unwrap_err(), "line 2: a demo_session line needs a \"prompt\"");
+}
+
+#[test]
+fn the_demo_session_flags_are_hidden_and_need_each_other() {
+    let command = chapter::command::<NoArgs>(&CHAPTER);
+    let help = command.clone().render_help().to_string();
+    assert!(!help.contains("--demo-session") && !help.contains("--demo-workspace"), "{help}");
+    let parse = |args: &[&str]| command.clone().try_get_matches_from(args).map(|_| ()).map_err(|e| e.kind());
+    assert_eq!(parse(&["s99", "--demo", "--demo-session", "2", "--demo-workspace", "/tmp"]), Ok(()));
+    assert_eq!(
+        parse(&["s99", "--demo", "--demo-session", "2"]),
+        Err(clap::error::ErrorKind::MissingRequiredArgument)
+    );
+    assert_eq!(
+        parse(&["s99", "--demo-session", "2", "--demo-workspace", "/tmp"]),
+        Err(clap::error::ErrorKind::MissingRequiredArgument)
+    );
+    assert_eq!(
+        parse(&["s99", "--demo", "--demo-session", "1", "--demo-workspace", "/tmp"]),
+        Err(clap::error::ErrorKind::ValueValidation)
+    );
+}

@@ -213,6 +213,18 @@ impl Agent {
         self.session_usage
     }
 
+    /// A new conversation (the REPL's `/clear`, after the caller emptied its history): every
+    /// extension's [`Extension::new_conversation`] runs, and what the agent kept of the last
+    /// response goes. The session's usage stays.
+    pub fn new_conversation(&mut self) {
+        for ext in &mut self.extensions {
+            ext.new_conversation();
+        }
+        self.last_usage = None;
+        self.active_request = None;
+        self.turn_system.clone_from(&self.system);
+    }
+
     /// One user turn (course §0): extensions see the prompt, it joins `history` as
     /// `{"role":"user","content":PROMPT}`, the turn's SYSTEM is set ([`Extension::before_turn`]),
     /// the loop runs, and after a final answer the [`Extension::after_answer`]s run.
@@ -262,9 +274,19 @@ impl Agent {
     /// The model's [`ApiError`] (after one retry when an [`Extension::on_request_error`] repaired
     /// the history), or one an extension returned; what was appended to `history` before it stays.
     pub async fn agent_loop(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
-        if self.active_request.is_none() {
-            self.active_request = latest_user_text(history);
+        // Without run_turn (a subagent's loop), the request is the latest prompt in the history,
+        // and it lasts as long as this call.
+        if self.active_request.is_some() {
+            return self.run_loop(history).await;
         }
+        self.active_request = latest_user_text(history);
+        let result = self.run_loop(history).await;
+        self.active_request = None;
+        result
+    }
+
+    /// The loop itself, for [`Agent::agent_loop`].
+    async fn run_loop(&mut self, history: &mut Vec<Message>) -> Result<MessagesResponse, ApiError> {
         let mut continuations = 0;
         let (mut rounds, mut previous) = (0, None);
         loop {
@@ -484,7 +506,7 @@ impl Agent {
                 system: &mut self.turn_system,
                 prompt,
                 history,
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             ext.before_turn(&mut context).await?;
@@ -499,7 +521,7 @@ impl Agent {
                 history: &mut *history,
                 last_usage: self.last_usage.as_ref(),
                 active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             ext.pre_inference(&mut context).await?;
@@ -515,7 +537,7 @@ impl Agent {
                 history: &mut *history,
                 last_usage: self.last_usage.as_ref(),
                 active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             if ext.after_tool_batch(&mut context).await? == AfterBatch::EndTurn {
@@ -537,7 +559,7 @@ impl Agent {
                 history: &mut *history,
                 last_usage: self.last_usage.as_ref(),
                 active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             if ext.on_request_error(&mut context, error).await? == Recovery::Retry {
@@ -553,7 +575,7 @@ impl Agent {
             let mut context = AnswerContext {
                 history,
                 response,
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage),
+                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
                 events: &*self.events,
             };
             ext.after_answer(&mut context).await;

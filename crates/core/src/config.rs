@@ -116,12 +116,6 @@ pub fn max_retries(vars: &HashMap<String, String>) -> Result<Option<u32>, Config
     }
 }
 
-/// `true` when `NO_COLOR` is set to a non-empty value in the process environment
-/// (<https://no-color.org>): the terminal gets no colour.
-pub fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-}
-
 /// `TMPDIR` from the process environment, when set.
 pub fn tmpdir() -> Option<std::path::PathBuf> {
     std::env::var_os("TMPDIR").map(std::path::PathBuf::from)
@@ -249,11 +243,13 @@ pub fn environment(dir: &Path) -> Result<Environment, ConfigError> {
     let Some(path) = find_dotenv(dir) else {
         return Ok(Environment::new(vars, DotEnvFile::NotFound(dir.to_owned())));
     };
-    let iter = dotenvy::from_path_iter(&path).map_err(|e| {
+    let text = std::fs::read_to_string(&path).map_err(|e| {
         ConfigError::DotEnv(format!("{}: {}", path.display(), collapse_whitespace(&e.to_string())))
     })?;
+    // Windows Notepad starts a UTF-8 file with a byte-order mark; most tools skip it, and so do we.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut from_dotenv = Vec::new();
-    for item in iter {
+    for item in dotenvy::from_read_iter(text.as_bytes()) {
         let (k, v) = item.map_err(|e| dotenv_error(&path, &e))?;
         from_dotenv.push(k.clone());
         vars.insert(k, v);
@@ -311,11 +307,20 @@ pub fn resolve(
                 hint: "use an http:// or https:// URL without /v1, e.g. http://127.0.0.1:11434",
             });
         }
-        if url.trim_end_matches('/').ends_with("/v1") {
+        let host = url.split_once("://").map_or("", |(_, rest)| rest).split(['/', '?', '#']).next();
+        if host.is_none_or(str::is_empty) {
             return Err(ConfigError::Invalid {
                 name: base_name,
                 value: url.clone(),
-                hint: "leave out the trailing /v1: the client adds /v1/messages itself",
+                hint: "the URL names no host; use one such as http://127.0.0.1:11434",
+            });
+        }
+        let path = url.trim_end_matches('/');
+        if path.ends_with("/v1") || path.ends_with("/v1/messages") {
+            return Err(ConfigError::Invalid {
+                name: base_name,
+                value: url.clone(),
+                hint: "leave out the trailing /v1 or /v1/messages: the client adds /v1/messages itself",
             });
         }
     }
@@ -430,6 +435,31 @@ mod tests {
         assert_eq!(c.base_url, "http://x");
         let c = resolve(&vars(&[("MODEL_ID", "m"), ("ANTHROPIC_AUTH_TOKEN", "t")]), None, None).unwrap();
         assert_eq!(c.api_key.as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn a_base_url_with_v1_messages_or_without_a_host_is_refused() {
+        for url in ["http://x/v1/messages", "https://x/v1/messages/", "http://", "https:///v1", "http://?x"] {
+            let v = vars(&[("MODEL_ID", "m"), ("ANTHROPIC_BASE_URL", url)]);
+            let err = resolve(&v, None, None).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.starts_with(&format!("ANTHROPIC_BASE_URL={url:?} is not valid: ")), "{url}: {err}");
+        }
+        let v = vars(&[("MODEL_ID", "m"), ("ANTHROPIC_BASE_URL", "http://x/v1/messages")]);
+        let err = resolve(&v, None, None).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("leave out the trailing /v1 or /v1/messages"), "{err}");
+        let v = vars(&[("MODEL_ID", "m"), ("ANTHROPIC_BASE_URL", "http://")]);
+        let err = resolve(&v, None, None).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("names no host"), "{err}");
+    }
+
+    #[test]
+    fn a_dotenv_with_a_byte_order_mark_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "\u{feff}MODEL_ID=from-notepad\r\nAUTH_TYPE=bearer\r\n")
+            .unwrap();
+        let env = environment(dir.path()).unwrap();
+        assert_eq!(env.get("MODEL_ID").map(String::as_str), Some("from-notepad"));
+        assert_eq!(env.get("AUTH_TYPE").map(String::as_str), Some("bearer"));
     }
 
     #[test]

@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::error::ApiError;
-use crate::events::{EventSink, Silent};
+use crate::events::{Event, EventSink};
 use crate::messages::{Message, MessagesRequest, MessagesResponse, ToolUseBlock, Usage, UsageTotals};
 use crate::model::Model;
 
@@ -68,12 +68,18 @@ pub struct ModelHandle<'a> {
     model: &'a Arc<dyn Model>,
     model_id: &'a str,
     usage: &'a mut UsageTotals,
+    events: &'a dyn EventSink,
 }
 
 impl<'a> ModelHandle<'a> {
-    /// A handle on `model`, counting usage into `usage`.
-    pub fn new(model: &'a Arc<dyn Model>, model_id: &'a str, usage: &'a mut UsageTotals) -> Self {
-        Self { model, model_id, usage }
+    /// A handle on `model`, counting usage into `usage`; retries are reported to `events`.
+    pub fn new(
+        model: &'a Arc<dyn Model>,
+        model_id: &'a str,
+        usage: &'a mut UsageTotals,
+        events: &'a dyn EventSink,
+    ) -> Self {
+        Self { model, model_id, usage, events }
     }
 
     /// The model, shared.
@@ -86,15 +92,28 @@ impl<'a> ModelHandle<'a> {
         self.model_id
     }
 
-    /// Sends `request` (its text does not stream to the listener) and counts its usage in the
-    /// session's.
+    /// Sends `request` and counts its usage in the session's. Its text does not stream to the
+    /// listener (it is the harness's, not the answer); its retries are reported, so a slow
+    /// summary does not look like a hang.
     ///
     /// # Errors
     /// The model's [`ApiError`].
     pub async fn create(&mut self, request: &MessagesRequest) -> Result<MessagesResponse, ApiError> {
-        let response = self.model.create(request, &Silent).await?;
+        let retries = RetriesOnly(self.events);
+        let response = self.model.create(request, &retries).await?;
         self.usage.add(&response.usage);
         Ok(response)
+    }
+}
+
+/// Passes on only the retries of an extension's own model call.
+struct RetriesOnly<'a>(&'a dyn EventSink);
+
+impl EventSink for RetriesOnly<'_> {
+    fn on_event(&self, event: &Event<'_>) {
+        if matches!(event, Event::Retry { .. }) {
+            self.0.on_event(event);
+        }
     }
 }
 
@@ -171,6 +190,10 @@ pub trait Extension: Send {
     /// A new user turn starts (before `user_prompt_submit`). The nag resets its counter here
     /// (course §2: "the counter starts at 0 on each user turn").
     fn begin_turn(&mut self) {}
+
+    /// The user started a new conversation (the REPL's `/clear`): the history is empty, so what
+    /// belonged to the old one goes too (a todo list the model no longer knows).
+    fn new_conversation(&mut self) {}
 
     /// The user typed `prompt`; it has not joined the history yet (`UserPromptSubmit`).
     fn user_prompt_submit(&mut self, _prompt: &str) -> Decision {
@@ -289,6 +312,11 @@ impl<E: Extension> Extension for Shared<E> {
     fn begin_turn(&mut self) {
         if let Ok(mut e) = self.0.try_lock() {
             e.begin_turn();
+        }
+    }
+    fn new_conversation(&mut self) {
+        if let Ok(mut e) = self.0.try_lock() {
+            e.new_conversation();
         }
     }
     fn user_prompt_submit(&mut self, prompt: &str) -> Decision {

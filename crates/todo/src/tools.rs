@@ -35,7 +35,7 @@ pub fn todo_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
     let manager = Arc::new(Mutex::new(TodoManager::new()));
     (
         plan_tool(spec, "items", None, ui, Arc::clone(&manager), TodoManager::update),
-        NagExtension::new(Nag::s03(), todo::TODO_TOOL_NAME),
+        NagExtension::new(Nag::s03(), todo::TODO_TOOL_NAME, forget(&manager, TodoManager::new)),
         todos_command(None, manager, TodoManager::render),
     )
 }
@@ -53,7 +53,11 @@ pub fn todo_write_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
     let heading = Some(todo_write::DISPLAY_HEADING);
     let manager = Arc::new(Mutex::new(TodoWriteManager::new()));
     let tool = plan_tool(spec, "todos", heading, ui, Arc::clone(&manager), TodoWriteManager::update);
-    let nag = NagExtension::new(Nag::s05(), todo_write::TODO_WRITE_TOOL_NAME);
+    let nag = NagExtension::new(
+        Nag::s05(),
+        todo_write::TODO_WRITE_TOOL_NAME,
+        forget(&manager, TodoWriteManager::new),
+    );
     (tool, nag, todos_command(heading, manager, TodoWriteManager::render))
 }
 
@@ -132,18 +136,33 @@ fn show_plan(ui: &Ui, title: Option<&str>, render: &str) {
 pub struct NagExtension {
     nag: Nag,
     tool: &'static str,
+    /// Empties the plan its tool keeps, for a new conversation.
+    forget: Box<dyn Fn() + Send>,
 }
 
 impl NagExtension {
-    /// Nags about `tool` (`todo` in s03, `todo_write` in s05) with `nag`'s threshold and policy.
-    /// Private: [`todo_tool`] and [`todo_write_tool`] pair each tool with its nag.
-    fn new(nag: Nag, tool: &'static str) -> Self {
-        Self { nag, tool }
+    /// Nags about `tool` (`todo` in s03, `todo_write` in s05) with `nag`'s threshold and policy;
+    /// `forget` empties the tool's plan on `/clear`. Private: [`todo_tool`] and
+    /// [`todo_write_tool`] pair each tool with its nag.
+    fn new(nag: Nag, tool: &'static str, forget: Box<dyn Fn() + Send>) -> Self {
+        Self { nag, tool, forget }
     }
+}
+
+/// What empties a shared manager: it is replaced by `empty()`.
+fn forget<M: Send + 'static>(manager: &Arc<Mutex<M>>, empty: fn() -> M) -> Box<dyn Fn() + Send> {
+    let manager = Arc::clone(manager);
+    Box::new(move || *manager.lock().unwrap_or_else(|p| p.into_inner()) = empty())
 }
 
 impl Extension for NagExtension {
     fn begin_turn(&mut self) {
+        self.nag.begin_turn();
+    }
+
+    /// `/clear`: the model no longer knows the old plan, so it goes, and the count starts again.
+    fn new_conversation(&mut self) {
+        (self.forget)();
         self.nag.begin_turn();
     }
 
