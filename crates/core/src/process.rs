@@ -172,6 +172,9 @@ impl Session {
     pub fn stop(&self) {
         if let Some(fd) = &self.supervisor {
             let _ = rustix::process::pidfd_send_signal(fd, Signal::TERM);
+            // A supervisor stopped by SIGSTOP (only a command under `--sandbox off` can send it
+            // one) would never see the SIGTERM.
+            let _ = rustix::process::pidfd_send_signal(fd, Signal::CONT);
         }
     }
 

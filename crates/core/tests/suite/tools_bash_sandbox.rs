@@ -192,13 +192,14 @@ async fn fork_loops_and_new_sessions_are_stopped_when_sh_exits() -> TestResult {
     std::fs::write(
         fx.path("chain.py"),
         "import os, sys, time\nos.setpgid(0, 0)\nend = time.time() + 60\nwhile time.time() < end:\n    \
-         if os.fork():\n        os._exit(0)\n    os.setpgid(0, 0)\n",
+         try:\n        child = os.fork()\n    except OSError:\n        continue\n    if child:\n        \
+         os._exit(0)\n    os.setpgid(0, 0)\n",
     )?;
     let out = run(
         &fx,
         &format!(
             "for i in 1 2 3 4; do python3 chain.py {marker} >/dev/null 2>&1 & done; \
-             setsid sleep 300 {marker} >/dev/null 2>&1 & sleep 0.5; echo started"
+             setsid python3 -c 'import time; time.sleep(300)' {marker} >/dev/null 2>&1 & sleep 0.5; echo started"
         ),
     )
     .await;

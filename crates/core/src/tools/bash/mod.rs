@@ -26,6 +26,7 @@
 
 use std::process::ExitStatus;
 use std::sync::Arc;
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use serde::Deserialize;
@@ -122,8 +123,13 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
         }
         Err(_) => {
             session.stop();
-            // The supervisor kills everything and exits within about two seconds; reap it.
-            let _ = child.wait().await;
+            // The supervisor kills everything and exits within about two seconds; reap it. One
+            // that does not (only a command under `--sandbox off` can signal it) is killed, and
+            // `sh` dies with it.
+            if tokio::time::timeout(Duration::from_secs(5), child.wait()).await.is_err() {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
             Err(ToolError::failed(format!("Timeout ({}s)", timeout.as_secs_f64())))
         }
     }
