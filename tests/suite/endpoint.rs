@@ -63,7 +63,7 @@ fn full_start() -> Value {
 
 /// The messages of request `n` (0-based).
 fn messages(server: &MockServer, n: usize) -> Value {
-    server.requests()[n].body["messages"].clone()
+    e2e::unmarked(&server.requests()[n].body["messages"])
 }
 
 #[test]

@@ -171,7 +171,7 @@ async fn compact_in_a_batch_summarises_after_all_its_results() -> TestResult {
     let expected = compacted("read a.txt, then compact", "state: a.txt was read");
     assert_eq!(messages, [serde_json::to_value(&expected)?]);
     assert!(log.lines().contains(&"[auto compact]".to_owned()));
-    // The summary call counts in the session's usage: three responses of 10 input tokens.
+    // The summary call counts in the session's usage: three responses.
     assert_eq!(agent.session_usage().requests, 3);
     Ok(())
 }

@@ -5,6 +5,7 @@ mod endpoint;
 mod extension_point;
 mod hooks;
 mod isolation;
+mod prompt_cache;
 mod repl;
 mod s01;
 mod s02;

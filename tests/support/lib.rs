@@ -17,6 +17,7 @@ const SCRUBBED: &[&str] = &[
     "ANTHROPIC_MAX_RETRIES",
     "MODEL_ID",
     "AUTH_TYPE",
+    "DISABLE_PROMPT_CACHING",
 ];
 
 /// The one build of every chapter binary, done by the first test that needs one: `Err` holds
@@ -152,7 +153,8 @@ pub fn redacted_bodies(requests: &[RecordedRequest], workdir: &Path) -> Vec<Valu
         .collect()
 }
 
-/// The user messages of a request that carry `tool_result` blocks, as lists of blocks.
+/// The user messages of a request that carry `tool_result` blocks, as lists of blocks, without
+/// the prompt-caching breakpoints (see [`unmarked`]).
 pub fn result_batches(body: &Value) -> Vec<Vec<Value>> {
     body["messages"]
         .as_array()
@@ -161,8 +163,25 @@ pub fn result_batches(body: &Value) -> Vec<Vec<Value>> {
         .filter(|m| m["role"] == "user")
         .filter_map(|m| m["content"].as_array())
         .filter(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"))
-        .cloned()
+        .map(|blocks| blocks.iter().map(unmarked).collect())
         .collect()
+}
+
+/// `value` without its `cache_control` fields, at any depth: a request as the model reads it,
+/// without the prompt-caching breakpoints the client adds to the last tool and to up to two
+/// message blocks (`agent_core::client::cache`; `tests/suite/prompt_cache.rs` tests where they
+/// go). For tests of other mechanisms that compare whole blocks.
+pub fn unmarked(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .map(|(k, v)| (k.clone(), unmarked(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
+        other => other.clone(),
+    }
 }
 
 /// A chapter REPL on a pseudo-terminal, as a learner runs it: stdin, stdout and stderr are the

@@ -10,7 +10,9 @@
 //!     │    the host was busy (host.rs, info only)
 //!     ├─ floors: a loopback write, and a bare exchange with a copy of this binary (--exchange-peer)
 //!     ├─ request building: serde_json::to_vec(MessagesRequest) at 1, 4 and 16 MB of history
-//!     └─ tools: glob and read_file through DispatchMap::dispatch, in process
+//!     ├─ tools: glob and read_file through DispatchMap::dispatch, in process
+//!     └─ prompt caching: a 50-round s03 session's billed input with and without breakpoints,
+//!          against the mock's simulated cache (caching.rs)
 //! ```
 //!
 //! Run it with `cargo run --release -p bench` (add `-- --quick` for a smoke run). It builds
@@ -20,6 +22,7 @@
 //! dominates each figure.
 
 mod bash_call;
+mod caching;
 mod child;
 mod floor;
 mod host;
@@ -75,6 +78,8 @@ enum Bench {
     Request,
     /// glob and read_file in process.
     Tools,
+    /// The billed input of a 50-round session with and without prompt caching.
+    Caching,
 }
 
 /// One benchmark: prints its figures into the report, or says why it could not run.
@@ -167,12 +172,13 @@ fn main() -> ExitCode {
     }
     let started = std::time::Instant::now();
     let mut report = Report::default();
-    let steps: [(Bench, &str, &Step); 5] = [
+    let steps: [(Bench, &str, &Step); 6] = [
         (Bench::Harness, "harness overhead per round", &|r| session::harness(r, &s03, scale)),
         (Bench::Startup, "start-up", &|r| startup::startup(r, &s03, scale)),
         (Bench::Bash, "memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
         (Bench::Request, "request building", &|r| request::serialisation(r, scale)),
         (Bench::Tools, "tools", &|r| tools::tools(r, scale)),
+        (Bench::Caching, "prompt caching", &|r| caching::caching(r, &s03)),
     ];
     for (bench, title, step) in steps {
         if !cli.only.is_empty() && !cli.only.contains(&bench) {

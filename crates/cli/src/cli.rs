@@ -73,6 +73,7 @@ Environment (a .env file in the current folder, or else in the nearest folder ab
                         vLLM, DeepSeek, MiniMax, GLM, Kimi...); ANTHROPIC_AUTH_TOKEN is then ignored
   AUTH_TYPE=bearer      send the key as Authorization: Bearer instead of x-api-key
   ANTHROPIC_MAX_RETRIES retries on 408/409/429/5xx/connection errors (default 2)
+  DISABLE_PROMPT_CACHING=1  send no cache_control breakpoints, as --no-cache does
   NO_COLOR              disable colour
 
 Bash commands run in a session of their own (no terminal; stdin is /dev/null), inside the sandbox
@@ -212,7 +213,18 @@ pub struct CommonArgs {
     /// Print each turn's token usage on stderr.
     #[arg(long)]
     pub usage: bool,
+
+    /// Send no prompt-caching breakpoints (`cache_control`), for an endpoint that rejects them
+    /// [env: DISABLE_PROMPT_CACHING=1]. By default every request marks the tools, the last
+    /// message and the one before the last answer, and the API bills what it reads again from
+    /// its cache at a tenth of the input price.
+    #[arg(long)]
+    pub no_cache: bool,
 }
+
+/// The line shown after a 400 that names `cache_control`: the endpoint does not take prompt
+/// caching's breakpoints, and this says how to stop sending them.
+pub const CACHE_CONTROL_HINT: &str = "hint: this endpoint rejects prompt caching's cache_control field: run with --no-cache, or set DISABLE_PROMPT_CACHING=1 in .env";
 
 /// A chapter's offline demo: the first "try it" task with recorded model turns.
 ///
@@ -473,6 +485,7 @@ fn start(
             request: Duration::from_secs(args.request_timeout.max(1)),
         },
         stream: !args.no_stream,
+        cache: !args.no_cache,
     };
     let (model, model_id) = startup::open_model(&settings, &vars, ui)?;
     if let Some(file) = vars.key_file() {

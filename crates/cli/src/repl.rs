@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 
 use agent_core::agent::{Agent, TurnEnd};
 use agent_core::error::ApiError;
-use agent_core::messages::{ContentBlock, Message, MessageContent, Role, UsageTotals};
+use agent_core::messages::{ContentBlock, Message, MessageContent, MessagesRequest, Role, UsageTotals};
 use agent_core::sanitize::one_line;
 
 use crate::ui::{Terminal, Ui};
@@ -91,6 +91,9 @@ fn report_api_error(ui: &Ui, e: &ApiError) {
         }
         _ => {}
     }
+    if agent_core::client::cache::rejects_cache_control(e) {
+        ui.notice(crate::cli::CACHE_CONTROL_HINT);
+    }
 }
 
 /// A command a chapter adds to the REPL, such as s03's `/todos`: typed as `/NAME`, listed by
@@ -135,12 +138,54 @@ impl SlashCommand {
     }
 }
 
-/// `/usage`'s line for `usage`: `LABEL: N request(s), N input tokens, N output tokens`.
+/// `/usage`'s line for `usage`: `LABEL: N request(s), N input tokens, N output tokens`; when
+/// the prompt cache was read or written, a second line with its tokens and what it saved, in
+/// input-token equivalents (a write bills 1.25 times the input price, a read 0.1 times):
+/// `  prompt cache: R read, W written, U not cached: the input bills as B tokens instead of T
+/// (S saved, P%)`.
 pub fn usage_line(label: &str, usage: &UsageTotals) -> String {
-    format!(
+    let mut line = format!(
         "{label}: {} request(s), {} input tokens, {} output tokens",
         usage.requests, usage.input_tokens, usage.output_tokens
-    )
+    );
+    if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
+        let total = usage.total_input_tokens();
+        line.push_str(&format!(
+            "\n  prompt cache: {} read, {} written, {} not cached: the input bills as {:.0} tokens instead of {total} ({:.0} saved, {:.0}%)",
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.input_tokens,
+            usage.billed_input(),
+            usage.cache_saved(),
+            100.0 * usage.cache_saved() / total.max(1) as f64,
+        ));
+    }
+    line
+}
+
+/// `/history`'s last line: where the next request puts its prompt-caching breakpoints
+/// ([`agent_core::client::cache`]), with `caching` whether the model sends them at all:
+/// `prompt cache: breakpoints on the last tool, [2] block 0 and [4] block 1 (…)`.
+pub fn breakpoints_line(caching: bool, request: &MessagesRequest) -> String {
+    if !caching {
+        return "prompt cache: no breakpoints are sent (--no-cache, DISABLE_PROMPT_CACHING=1, or a replay)"
+            .into();
+    }
+    let mut at: Vec<String> = Vec::new();
+    if !request.tools.is_empty() {
+        at.push("the last tool".into());
+    }
+    let marks = agent_core::client::cache::breakpoints(&request.messages);
+    at.extend(marks.iter().map(|(message, block)| format!("[{message}] block {block}")));
+    let list = match at.split_last() {
+        None => {
+            return "prompt cache: no breakpoint in the next request (no tools, and no message can carry one)"
+                .into();
+        }
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    };
+    format!("prompt cache: breakpoints on {list} (the API caches the prompt up to each)")
 }
 
 /// The commands every chapter's REPL answers: (name, help).
@@ -186,7 +231,11 @@ fn command(
             text.push_str("Keys: Ctrl-C clears the line or cancels a running turn; Ctrl-D, q or exit quits.");
             ui.say(&text);
         }
-        "history" => ui.say(&history_view(&agent.request(history).messages)),
+        "history" => {
+            let request = agent.request(history);
+            let caching = agent.model().prompt_caching();
+            ui.say(&format!("{}\n{}", history_view(&request.messages), breakpoints_line(caching, &request)));
+        }
         "clear" => {
             history.clear();
             agent.new_conversation();

@@ -74,6 +74,9 @@ pub struct ModelSettings<'a> {
     pub timeouts: Timeouts,
     /// Ask for a stream (`false` with `--no-stream`).
     pub stream: bool,
+    /// Send prompt-caching breakpoints (`false` with `--no-cache`; `DISABLE_PROMPT_CACHING=1`
+    /// turns them off too).
+    pub cache: bool,
 }
 
 /// The model `settings` and `vars` (see [`config::environment`]) ask for, and the `model` id its
@@ -82,8 +85,8 @@ pub struct ModelSettings<'a> {
 /// terminal listener.
 ///
 /// # Errors
-/// A [`StartupError`]: the recording, the configuration, `ANTHROPIC_MAX_RETRIES`, the client, or
-/// the `--record` file.
+/// A [`StartupError`]: the recording, the configuration, `ANTHROPIC_MAX_RETRIES`,
+/// `DISABLE_PROMPT_CACHING`, the client, or the `--record` file.
 pub fn open_model(
     settings: &ModelSettings<'_>,
     vars: &config::Environment,
@@ -109,7 +112,10 @@ pub fn open_model(
         None => config::max_retries(vars)?.unwrap_or(RetryPolicy::default().max_retries),
     };
     let retry = RetryPolicy { max_retries, ..RetryPolicy::default() };
-    let client = AnthropicClient::new(&config, retry, settings.timeouts)?.with_streaming(settings.stream);
+    let cache = settings.cache && config::prompt_caching(vars)?;
+    let client = AnthropicClient::new(&config, retry, settings.timeouts)?
+        .with_streaming(settings.stream)
+        .with_prompt_caching(cache);
     let model: Arc<dyn Model> = match settings.record {
         Some(path) => Arc::new(
             Recording::new(client, path)

@@ -343,10 +343,19 @@ impl EventSink for Terminal {
             }
             Event::Injected(text) => ui.injected(text),
             Event::Stop(note) => self.stop_note(note),
-            Event::TurnUsage(usage) if self.show_usage => ui.notice(&format!(
-                "[usage] {} request(s): {} input tokens, {} output tokens",
-                usage.requests, usage.input_tokens, usage.output_tokens
-            )),
+            Event::TurnUsage(usage) if self.show_usage => {
+                let mut line = format!(
+                    "[usage] {} request(s): {} input tokens, {} output tokens",
+                    usage.requests, usage.input_tokens, usage.output_tokens
+                );
+                if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
+                    line.push_str(&format!(
+                        "; prompt cache: {} read, {} written",
+                        usage.cache_read_input_tokens, usage.cache_creation_input_tokens
+                    ));
+                }
+                ui.notice(&line)
+            }
             Event::Line(level, text) => match level {
                 Level::Info => {
                     self.showing().spinner = None;

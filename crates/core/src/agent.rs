@@ -335,6 +335,11 @@ impl Agent {
 
     /// The request `agent_loop` sends next for `history`: the turn's SYSTEM, the tools, and
     /// `normalize_messages(history)`, computed incrementally (see [`Normalizer`]).
+    ///
+    /// It carries no `cache_control`: the HTTP client puts the prompt-caching breakpoints on the
+    /// body as it sends it ([`crate::client::cache`]), chosen from this request alone, so they
+    /// move with the history when an extension rewrites it (s08's compaction) and nothing placed
+    /// for an older history is ever sent.
     pub fn request(&self, history: &[Message]) -> MessagesRequest {
         let messages = self.normalizer.lock().unwrap_or_else(|p| p.into_inner()).normalize(history);
         MessagesRequest {

@@ -10,6 +10,8 @@
 //!   party.
 //! - Without a base URL, `ANTHROPIC_AUTH_TOKEN` is used as the key when `ANTHROPIC_API_KEY` is unset.
 //! - `ANTHROPIC_MAX_RETRIES` (optional; `--max-retries` overrides it): retries of a failed request.
+//! - `DISABLE_PROMPT_CACHING` (optional; `--no-cache` does the same): `1` sends no prompt-caching
+//!   breakpoints, for an endpoint that rejects `cache_control` (Claude Code reads the same name).
 //! - `NO_COLOR` and `TMPDIR` (process environment only): no colour on the terminal; where bash's
 //!   sandbox lets temporary files go.
 //!
@@ -113,6 +115,28 @@ pub fn max_retries(vars: &HashMap<String, String>) -> Result<Option<u32>, Config
     match vars.get(NAME).map(|v| v.trim()) {
         None => Ok(None),
         Some(v) => v.parse().map(Some).map_err(|_| ConfigError::NotANumber { name: NAME, example: "2" }),
+    }
+}
+
+/// The variable that turns prompt caching off ([`crate::client::cache`]), as `--no-cache` does.
+pub const DISABLE_PROMPT_CACHING: &str = "DISABLE_PROMPT_CACHING";
+
+/// Whether requests carry prompt-caching breakpoints, per [`DISABLE_PROMPT_CACHING`] in `vars`:
+/// `true` when it is unset, empty, `0`, `false`, `no` or `off`; `false` for `1`, `true`, `yes`
+/// or `on` (any case, blanks trimmed).
+///
+/// # Errors
+/// [`ConfigError::Invalid`] for any other value.
+pub fn prompt_caching(vars: &HashMap<String, String>) -> Result<bool, ConfigError> {
+    let Some(value) = vars.get(DISABLE_PROMPT_CACHING) else { return Ok(true) };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "off" => Ok(true),
+        "1" | "true" | "yes" | "on" => Ok(false),
+        _ => Err(ConfigError::Invalid {
+            name: DISABLE_PROMPT_CACHING,
+            value: value.clone(),
+            hint: "use 1 to send no cache_control breakpoints, or 0 (the default) to send them",
+        }),
     }
 }
 
@@ -368,6 +392,17 @@ mod tests {
         assert_eq!(max_retries(&vars(&[("ANTHROPIC_MAX_RETRIES", " 5 ")])).unwrap(), Some(5));
         let err = max_retries(&vars(&[("ANTHROPIC_MAX_RETRIES", "lots")])).unwrap_err().to_string();
         assert_eq!(err, "ANTHROPIC_MAX_RETRIES must be a whole number, such as 2");
+    }
+
+    #[test]
+    fn prompt_caching_is_on_unless_disabled_and_a_bad_value_is_named() {
+        assert!(prompt_caching(&vars(&[])).unwrap());
+        assert!(prompt_caching(&vars(&[("DISABLE_PROMPT_CACHING", "0")])).unwrap());
+        assert!(prompt_caching(&vars(&[("DISABLE_PROMPT_CACHING", "")])).unwrap());
+        assert!(!prompt_caching(&vars(&[("DISABLE_PROMPT_CACHING", " 1 ")])).unwrap());
+        assert!(!prompt_caching(&vars(&[("DISABLE_PROMPT_CACHING", "True")])).unwrap());
+        let err = prompt_caching(&vars(&[("DISABLE_PROMPT_CACHING", "maybe")])).unwrap_err().to_string();
+        assert!(err.starts_with(r#"DISABLE_PROMPT_CACHING="maybe" is not valid: use 1"#), "{err}");
     }
 
     #[test]

@@ -33,11 +33,22 @@ pub trait Model: Send + Sync {
     /// completes, and each retry as an [`Event::Retry`](crate::events::Event::Retry); a model that
     /// does not stream reports no delta. Dropping the future cancels the request.
     fn create<'a>(&'a self, request: &'a MessagesRequest, events: &'a dyn EventSink) -> ModelFuture<'a>;
+
+    /// Whether the requests this model sends carry prompt-caching breakpoints
+    /// ([`crate::client::cache`]), for a listener that shows them (`/history`). `false` unless
+    /// the model says otherwise: a replay sends nothing.
+    fn prompt_caching(&self) -> bool {
+        false
+    }
 }
 
 impl Model for AnthropicClient {
     fn create<'a>(&'a self, request: &'a MessagesRequest, events: &'a dyn EventSink) -> ModelFuture<'a> {
         Box::pin(AnthropicClient::create(self, request, events))
+    }
+
+    fn prompt_caching(&self) -> bool {
+        AnthropicClient::prompt_caching(self)
     }
 }
 
@@ -140,6 +151,10 @@ impl<M: Model> Model for Recording<M> {
             }
             Ok(response)
         })
+    }
+
+    fn prompt_caching(&self) -> bool {
+        self.inner.prompt_caching()
     }
 }
 

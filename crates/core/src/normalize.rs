@@ -22,7 +22,8 @@
 //!   copies a list a cache still holds, so no cache sees its kept blocks change under it.
 //!
 //! The course's three steps, extended so that every rule below holds for the copy:
-//! 1. keep only `role` and `content`, and drop block fields whose names start with `_`;
+//! 1. keep only `role` and `content`, and drop block fields whose names start with `_`, and
+//!    `cache_control` (the client places the breakpoints as it sends, see `client::cache`);
 //! 2. give every `tool_use` without a matching `tool_result` in the next message a `(cancelled)`
 //!    result, inserted right after its assistant message (strict endpoints reject orphans; an
 //!    interrupted turn leaves them);
@@ -39,6 +40,7 @@
 //! | every `tool_use` has a name and an object `input` | an empty name becomes `unnamed_tool`, any other `input` becomes `{}` | `tool_use.input: Input should be a valid dictionary` |
 //! | every `tool_use` is answered in the very next message, a user message | a `(cancelled)` result is added (step 2); a user message is inserted when none follows | `` `tool_use` ids were found without `tool_result` blocks immediately after `` |
 //! | `tool_result` blocks come before any other block of their message | they are moved first, other blocks keep their order | the docs show text-then-`tool_result` as a 400 |
+//! | at most four `cache_control` breakpoints, none on a `thinking` block | a history's own `cache_control` is dropped from its blocks (step 1); the client adds at most three, where the API takes them | `A maximum of 4 blocks with cache_control may be provided`, `thinking.cache_control: Extra inputs are not permitted` |
 //! | every `tool_result` answers a `tool_use` of the message just before it, once | any other becomes a `text` block that says whose result it is, so nothing is lost | `` unexpected `tool_use_id` found in `tool_result` blocks `` |
 //!
 //! Never repaired away: a `tool_use` (it may have run; it keeps its result), and `thinking` or
@@ -445,7 +447,7 @@ fn clean(content: &MessageContent) -> Option<MessageContent> {
         MessageContent::Blocks(blocks) if blocks.is_empty() => None,
         // The common case, nothing to change: share the blocks instead of copying them.
         MessageContent::Blocks(blocks)
-            if !blocks.iter().any(|b| has_private_field(b) || is_blank_text(b)) =>
+            if !blocks.iter().any(|b| has_dropped_field(b) || is_blank_text(b)) =>
         {
             Some(MessageContent::Blocks(Arc::clone(blocks)))
         }
@@ -457,9 +459,13 @@ fn clean(content: &MessageContent) -> Option<MessageContent> {
     }
 }
 
-fn has_private_field(block: &ContentBlock) -> bool {
-    let private =
-        |extra: Option<&Map<String, Value>>| extra.is_some_and(|m| m.keys().any(|k| k.starts_with('_')));
+/// A block field step 1 drops: a private one (`_…`), or a `cache_control` the history carried.
+fn dropped(key: &str) -> bool {
+    key.starts_with('_') || key == "cache_control"
+}
+
+fn has_dropped_field(block: &ContentBlock) -> bool {
+    let private = |extra: Option<&Map<String, Value>>| extra.is_some_and(|m| m.keys().any(|k| dropped(k)));
     match block {
         ContentBlock::Text(b) => private(b.extra.fields()),
         ContentBlock::ToolUse(b) => private(b.extra.fields()),
@@ -471,7 +477,7 @@ fn has_private_field(block: &ContentBlock) -> bool {
 
 fn strip_block(block: &ContentBlock) -> ContentBlock {
     let keep = |extra: &Map<String, Value>| -> Map<String, Value> {
-        extra.iter().filter(|(k, _)| !k.starts_with('_')).map(|(k, v)| (k.clone(), v.clone())).collect()
+        extra.iter().filter(|(k, _)| !dropped(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
     };
     let kept = |extra: &Extra| -> Extra { extra.fields().map(keep).unwrap_or_default().into() };
     match block {
@@ -502,6 +508,22 @@ mod tests {
 
     fn msgs(v: Value) -> Vec<Message> {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_historys_own_cache_control_is_dropped() {
+        let marker = json!({"type": "ephemeral"});
+        let history = msgs(json!([
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": marker}]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "bash", "input": {}, "cache_control": marker}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "x", "cache_control": marker},
+                {"type": "image", "source": {}, "cache_control": marker}]}
+        ]));
+        let out = serde_json::to_string(&normalize_messages(&history)).unwrap();
+        assert!(!out.contains("cache_control"), "{out}");
+        assert!(out.contains(r#"{"type":"image","source":{}}"#), "{out}");
     }
 
     #[test]

@@ -9,6 +9,11 @@
 //!                                             └─ records RecordedRequest {method, path, headers, body}
 //! ```
 //!
+//! - A [`Reply::Message`] is answered with the `usage` the prompt cache would give (see [`cache`]):
+//!   the server remembers the prefix up to each `cache_control` breakpoint of every request, and
+//!   sets `input_tokens`, `cache_creation_input_tokens` and `cache_read_input_tokens` (about 4
+//!   characters per token); [`MockServer::usage`] lists them. A request with more than four
+//!   breakpoints gets the API's 400 instead.
 //! - Each `POST /v1/messages` consumes the next reply, in order. One past the end gets HTTP 500 `api_error`
 //!   `mock-api: unexpected request #N (script has M replies)`, and still counts.
 //! - Any other method or path gets 404 `not_found_error` (a doubled `/v1` shows up here), and counts too.
@@ -27,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cache;
 mod http;
 pub mod reply;
 pub mod rules;
@@ -42,6 +48,7 @@ use serde_json::Value;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
+pub use cache::{CacheUsage, PromptCache};
 pub use sse::{Chunking, SseEvent, serialize as serialize_sse};
 
 /// One request the server received, in arrival order.
@@ -64,12 +71,14 @@ impl RecordedRequest {
         self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
     }
 
-    /// Checks every request rule of [`rules::check_messages`], then [`RecordedRequest::check_tool_pairing`].
+    /// Checks every request rule of [`rules::check_messages`] and [`rules::check_cache_control`],
+    /// then [`RecordedRequest::check_tool_pairing`].
     ///
     /// # Errors
     /// A sentence naming the message (and block) at fault and the API's text for the rule.
     pub fn check_api_rules(&self) -> Result<(), String> {
         rules::check_messages(&self.body)?;
+        rules::check_cache_control(&self.body)?;
         self.check_tool_pairing()
     }
 
@@ -272,6 +281,10 @@ struct State {
     keep_bodies: bool,
     /// TCP connections accepted so far.
     connections: usize,
+    /// The prompt cache of this server's session.
+    cache: PromptCache,
+    /// The cache's `usage` of each [`Reply::Message`] answered, in order.
+    usage: Vec<CacheUsage>,
 }
 
 impl State {
@@ -299,11 +312,36 @@ impl State {
                 },
             }
         };
+        let reply = if route { self.with_cache_usage(reply, &request.body) } else { reply };
         if !self.keep_bodies {
             request.body = Value::Null;
         }
         self.requests.push(request);
         (reply, format!("req_mock_{}", self.requests.len()))
+    }
+
+    /// A [`Reply::Message`] (or one delayed) with the `usage` the prompt cache gives a request
+    /// with `body` (see [`cache`]); the API's 400 when `body` has too many breakpoints. Any other
+    /// reply is sent as scripted.
+    fn with_cache_usage(&mut self, reply: Reply, body: &Value) -> Reply {
+        match reply {
+            Reply::Message(mut message) => match self.cache.answer(body) {
+                Ok(usage) => {
+                    if !message["usage"].is_object() {
+                        message["usage"] = serde_json::json!({"output_tokens": 1});
+                    }
+                    message["usage"]["input_tokens"] = usage.input_tokens.into();
+                    message["usage"]["cache_creation_input_tokens"] =
+                        usage.cache_creation_input_tokens.into();
+                    message["usage"]["cache_read_input_tokens"] = usage.cache_read_input_tokens.into();
+                    self.usage.push(usage);
+                    Reply::Message(message)
+                }
+                Err(text) => reply::error(400, "invalid_request_error", &text),
+            },
+            Reply::Delay(delay, inner) => Reply::Delay(delay, Box::new(self.with_cache_usage(*inner, body))),
+            other => other,
+        }
     }
 }
 
@@ -384,6 +422,8 @@ impl MockServer {
             unexpected: Vec::new(),
             keep_bodies,
             connections: 0,
+            cache: PromptCache::default(),
+            usage: Vec::new(),
         }));
         let (shutdown, stop) = oneshot::channel::<()>();
         let shared = Arc::clone(&state);
@@ -414,6 +454,18 @@ impl MockServer {
     /// Every request received so far (any route), in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.lock().requests.clone()
+    }
+
+    /// The input counts of the `usage` of every [`Reply::Message`] answered so far, in order, as
+    /// the simulated prompt cache split them (see [`cache`]).
+    pub fn usage(&self) -> Vec<CacheUsage> {
+        self.lock().usage.clone()
+    }
+
+    /// Sets the smallest prefix, in tokens, the simulated prompt cache keeps (default
+    /// [`cache::DEFAULT_MINIMUM`]; 0 caches every breakpoint, for a test with a short session).
+    pub fn set_cache_minimum(&self, tokens: u64) {
+        self.lock().cache.set_minimum(tokens);
     }
 
     /// How many TCP connections the server accepted so far: a client that keeps its connection

@@ -27,6 +27,8 @@ static NEXT_MESSAGE_ID: AtomicU64 = AtomicU64::new(1);
 /// `{"id": "msg_mock_N", "type": "message", "role": "assistant", "model": "mock-model", "content": [...],
 /// "stop_reason": ..., "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": M}}`.
 /// `N` counts up across the process; `M` is about a quarter of the content's JSON length, at least 1.
+/// Sent as a [`Reply::Message`], the server replaces `input_tokens` with its estimate of the
+/// request and adds the prompt cache's counts (see [`crate::cache`]).
 pub fn message(content: Vec<Value>, stop_reason: &str) -> Value {
     let n = NEXT_MESSAGE_ID.fetch_add(1, Ordering::Relaxed);
     let output_tokens = (Value::Array(content.clone()).to_string().len() / 4).max(1);

@@ -96,3 +96,71 @@ pub fn check_messages(body: &Value) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Checks where `cache_control` appears (Messages API, "Prompt caching"), and names the first
+/// misplaced one with the API's text:
+/// - at most four in the request: on `tools` entries, `system` blocks, message content blocks,
+///   and at the top level (automatic caching, which takes one of the four): "A maximum of 4
+///   blocks with cache_control may be provided";
+/// - never on a message itself, on a `thinking` or `redacted_thinking` block, or on an empty
+///   text block: "Extra inputs are not permitted" at that path;
+/// - each one is `{"type": "ephemeral"}`, with an optional `"ttl"` of `"5m"` or `"1h"`.
+///
+/// # Errors
+/// A sentence starting with the path of the fault (`messages.N.content.M.cache_control`).
+pub fn check_cache_control(body: &Value) -> Result<(), String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut check = |at: String, marker: &Value| -> Result<(), String> {
+        let ttl_ok = marker.get("ttl").is_none_or(|t| t == "5m" || t == "1h");
+        let keys_ok = marker.as_object().is_some_and(|m| m.keys().all(|k| k == "type" || k == "ttl"));
+        if marker["type"] != "ephemeral" || !ttl_ok || !keys_ok {
+            return Err(format!(
+                "{at}: {marker} is not {{\"type\": \"ephemeral\"}} (with an optional ttl of 5m or 1h)"
+            ));
+        }
+        found.push(at);
+        Ok(())
+    };
+    if let Some(marker) = body.get("cache_control") {
+        check("cache_control".into(), marker)?;
+    }
+    for (i, tool) in body["tools"].as_array().into_iter().flatten().enumerate() {
+        if let Some(marker) = tool.get("cache_control") {
+            check(format!("tools.{i}.cache_control"), marker)?;
+        }
+    }
+    for (i, block) in body["system"].as_array().into_iter().flatten().enumerate() {
+        if let Some(marker) = block.get("cache_control") {
+            check(format!("system.{i}.cache_control"), marker)?;
+        }
+    }
+    for (i, message) in body["messages"].as_array().into_iter().flatten().enumerate() {
+        if message.get("cache_control").is_some() {
+            return Err(format!("messages.{i}.cache_control: Extra inputs are not permitted"));
+        }
+        for (j, block) in message["content"].as_array().into_iter().flatten().enumerate() {
+            let Some(marker) = block.get("cache_control") else { continue };
+            let kind = block["type"].as_str().unwrap_or_default();
+            if kind == "thinking" || kind == "redacted_thinking" {
+                return Err(format!(
+                    "messages.{i}.content.{j}.{kind}.cache_control: Extra inputs are not permitted"
+                ));
+            }
+            if kind == "text" && block["text"].as_str().is_none_or(str::is_empty) {
+                return Err(format!(
+                    "messages.{i}.content.{j}: cache_control cannot be set for empty text blocks"
+                ));
+            }
+            check(format!("messages.{i}.content.{j}.cache_control"), marker)?;
+        }
+    }
+    if found.len() > crate::cache::MAX_BREAKPOINTS {
+        return Err(format!(
+            "A maximum of {} blocks with cache_control may be provided. Found {} ({}).",
+            crate::cache::MAX_BREAKPOINTS,
+            found.len(),
+            found.join(", ")
+        ));
+    }
+    Ok(())
+}

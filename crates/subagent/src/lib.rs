@@ -179,9 +179,7 @@ impl Subagents {
                 "requests and tokens used in this session, the subagents' apart",
                 move |c| {
                     let children = usage.runs().iter().fold(UsageTotals::default(), |mut all, run| {
-                        all.requests += run.usage.requests;
-                        all.input_tokens += run.usage.input_tokens;
-                        all.output_tokens += run.usage.output_tokens;
+                        all.absorb(&run.usage);
                         all
                     });
                     c.ui.say(&format!(

@@ -17,9 +17,11 @@
 //! | this module | [`AnthropicClient`]: headers, timeouts, one attempt, the stream reader |
 //! | `retry` | [`RetryPolicy`]: what is retried, and the waits |
 //! | `wire` | the request body as sent, and its cache |
+//! | [`cache`] | prompt caching: where the `cache_control` breakpoints go |
 //!
 //! The error type, [`ApiError`], lives in [`crate::error`] and is re-exported here.
 
+pub mod cache;
 mod retry;
 mod transport;
 mod wire;
@@ -82,7 +84,9 @@ pub type OnText<'a> = &'a mut (dyn FnMut(&str) + Send);
 /// connection pool per client.
 ///
 /// Streams by default (`"stream": true`, see [`crate::sse`]); [`AnthropicClient::with_streaming`]
-/// turns that off for the plain JSON path. Both return the same [`MessagesResponse`].
+/// turns that off for the plain JSON path. Both return the same [`MessagesResponse`]. Puts
+/// prompt-caching breakpoints on every request by default ([`cache`]);
+/// [`AnthropicClient::with_prompt_caching`] turns that off for an endpoint that rejects them.
 pub struct AnthropicClient {
     transport: Transport,
     /// The headers of every request, kept for [`AnthropicClient::via_reqwest`].
@@ -91,6 +95,8 @@ pub struct AnthropicClient {
     retry: RetryPolicy,
     timeouts: Timeouts,
     stream: bool,
+    /// Whether requests carry `cache_control` breakpoints ([`cache`]).
+    cache: bool,
     /// The JSON of the messages and tools last sent, reused by [`AnthropicClient::request_body`].
     wire_cache: std::sync::Mutex<wire::WireCache>,
 }
@@ -141,6 +147,7 @@ impl AnthropicClient {
             retry,
             timeouts,
             stream: true,
+            cache: true,
             wire_cache: std::sync::Mutex::new(wire::WireCache::default()),
         })
     }
@@ -167,6 +174,19 @@ impl AnthropicClient {
     /// Whether requests ask for a stream.
     pub fn streaming(&self) -> bool {
         self.stream
+    }
+
+    /// Puts prompt-caching breakpoints on every request (`true`, the default; see [`cache`]) or
+    /// sends none (`false`: `--no-cache`, `DISABLE_PROMPT_CACHING=1`), for an endpoint that
+    /// rejects the `cache_control` field.
+    pub fn with_prompt_caching(mut self, cache: bool) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Whether requests carry prompt-caching breakpoints.
+    pub fn prompt_caching(&self) -> bool {
+        self.cache
     }
     /// The URL requests go to: `{base}/v1/messages`.
     pub fn url(&self) -> &str {

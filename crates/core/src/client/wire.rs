@@ -12,6 +12,12 @@
 //! the fields before `messages`, the frozen segments themselves (shared, never copied), a copy
 //! of the open segment, and the fields after. So a round's cost is the new messages, not the
 //! whole history, and the history's JSON exists once in memory instead of twice.
+//!
+//! Prompt caching (see [`super::cache`]) adds nothing to the kept JSON. Each message is kept
+//! unmarked, with the offset of the closing `}` of the block that would carry its breakpoint; at
+//! send time the body's chunks are cut at the offsets of this request's breakpoints and
+//! [`super::cache::MARKER`] is put between the pieces. So a marker costs no serialisation, and
+//! the bytes before a breakpoint are the same whether it is marked or not.
 
 use std::convert::Infallible;
 use std::io::Write as _;
@@ -22,8 +28,9 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 
 use super::AnthropicClient;
+use super::cache::{self, MARKER};
 use crate::error::ApiError;
-use crate::messages::{Message, MessagesRequest, ToolSpec};
+use crate::messages::{Message, MessageContent, MessagesRequest, ToolSpec};
 
 /// Size at which the open segment of kept JSON is frozen into a shared chunk (64 KiB): large
 /// enough that a 1 MB history is a few dozen chunks (one `writev`), small enough that copying
@@ -33,16 +40,27 @@ pub const SEGMENT: usize = 64 * 1024;
 /// The JSON of the messages last sent, and of the tools. See the module documentation.
 #[derive(Default)]
 pub(super) struct WireCache {
-    /// The messages last sent, each with the length of the kept JSON up to its end.
-    sent: Vec<(Message, usize)>,
+    /// The messages last sent, in order.
+    sent: Vec<Sent>,
     /// Frozen segments of kept JSON, in order.
     frozen: Vec<Bytes>,
     /// Bytes in `frozen`.
     frozen_len: usize,
     /// The segment still growing.
     open: Vec<u8>,
-    /// The tool list last sent (compared by pointer) and its JSON.
-    tools: Option<(Arc<[ToolSpec]>, Bytes)>,
+    /// The tool list last sent (compared by pointer), whether its last tool was marked as a
+    /// breakpoint, and its JSON.
+    tools: Option<(Arc<[ToolSpec]>, bool, Bytes)>,
+}
+
+/// One message of the kept JSON.
+struct Sent {
+    message: Message,
+    /// The length of the kept JSON up to the message's end.
+    end: usize,
+    /// Where in the kept JSON a breakpoint marker would go: the offset of the closing `}` of the
+    /// block [`cache::carrier`] picks; `None` when the message has no such block.
+    mark: Option<usize>,
 }
 
 impl WireCache {
@@ -56,7 +74,7 @@ impl WireCache {
         if keep >= self.sent.len() {
             return;
         }
-        let end = keep.checked_sub(1).map_or(0, |last| self.sent[last].1);
+        let end = keep.checked_sub(1).map_or(0, |last| self.sent[last].end);
         self.sent.truncate(keep);
         if end >= self.frozen_len {
             self.open.truncate(end - self.frozen_len);
@@ -83,9 +101,9 @@ impl WireCache {
         if self.len() > 0 {
             self.open.push(b',');
         }
-        serde_json::to_writer(&mut self.open, message)?;
+        let mark = write_message(&mut self.open, message)?.map(|at| self.frozen_len + at);
         let end = self.len();
-        self.sent.push((message.clone(), end));
+        self.sent.push(Sent { message: message.clone(), end, mark });
         if self.open.len() >= SEGMENT {
             // Copied once into a chunk of its exact size; the open buffer is reused.
             self.frozen.push(Bytes::copy_from_slice(&self.open));
@@ -95,16 +113,75 @@ impl WireCache {
         Ok(())
     }
 
-    /// The JSON of `tools`, serialised once per tool list.
-    fn tools_json(&mut self, tools: &Arc<[ToolSpec]>) -> Result<Bytes, serde_json::Error> {
-        if let Some((kept, json)) = &self.tools
+    /// The JSON of `tools`, serialised once per tool list; with the last tool a breakpoint when
+    /// `mark`.
+    fn tools_json(&mut self, tools: &Arc<[ToolSpec]>, mark: bool) -> Result<Bytes, serde_json::Error> {
+        if let Some((kept, marked, json)) = &self.tools
             && Arc::ptr_eq(kept, tools)
+            && *marked == mark
         {
             return Ok(json.clone());
         }
-        let json = Bytes::from(serde_json::to_vec(tools)?);
-        self.tools = Some((Arc::clone(tools), json.clone()));
+        let mut json = serde_json::to_vec(tools)?;
+        // A tool definition is an object, so the list ends `}]`: the marker goes before the `}`.
+        if mark && json.ends_with(b"}]") {
+            let at = json.len() - 2;
+            json.splice(at..at, MARKER.bytes());
+        }
+        let json = Bytes::from(json);
+        self.tools = Some((Arc::clone(tools), mark, json.clone()));
         Ok(json)
+    }
+}
+
+/// Writes `message`'s JSON to `out`, exactly as `serde_json::to_writer` would, and returns the
+/// offset in `out` of the closing `}` of the block [`cache::carrier`] picks, where a breakpoint
+/// marker would go (`None` when it picks none). Such a message has only `role` and `content`,
+/// so its JSON is `{"role":…,"content":[BLOCK,…]}`, written block by block to note the offset.
+fn write_message(out: &mut Vec<u8>, message: &Message) -> Result<Option<usize>, serde_json::Error> {
+    let (Some(carrier), MessageContent::Blocks(blocks)) = (cache::carrier(message), &message.content) else {
+        serde_json::to_writer(&mut *out, message)?;
+        return Ok(None);
+    };
+    out.extend_from_slice(b"{\"role\":");
+    serde_json::to_writer(&mut *out, &message.role)?;
+    out.extend_from_slice(b",\"content\":[");
+    let mut mark = None;
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, block)?;
+        if i == carrier && out.last() == Some(&b'}') {
+            mark = Some(out.len() - 1);
+        }
+    }
+    out.extend_from_slice(b"]}");
+    Ok(mark)
+}
+
+/// Appends `segments` (the kept JSON, in order) to `chunks`, with [`MARKER`] put in at each of
+/// `marks` (ascending offsets into the kept JSON). The segments are cut, never copied.
+fn splice(chunks: &mut Vec<Bytes>, segments: impl Iterator<Item = Bytes>, marks: &[usize]) {
+    let mut marks = marks.iter().copied().peekable();
+    let mut start = 0;
+    for mut segment in segments {
+        let end = start + segment.len();
+        while let Some(&at) = marks.peek()
+            && at < end
+        {
+            let before = segment.split_to(at.saturating_sub(start));
+            if !before.is_empty() {
+                chunks.push(before);
+            }
+            chunks.push(Bytes::from_static(MARKER.as_bytes()));
+            start = at.max(start);
+            marks.next();
+        }
+        if !segment.is_empty() {
+            chunks.push(segment);
+        }
+        start = end;
     }
 }
 
@@ -190,15 +267,21 @@ impl AnthropicClient {
 
     /// The JSON body for `request` as chunks: `{"model","max_tokens","system","messages":[…],
     /// "tools","stream"}` with the messages' JSON reused from the last request where the messages
-    /// are the same (see the module documentation).
+    /// are the same (see the module documentation), and, when this client caches prompts
+    /// ([`AnthropicClient::with_prompt_caching`]), `cache_control` on the breakpoints
+    /// [`super::cache`] places.
     ///
     /// # Errors
     /// [`ApiError::Decode`] if serde cannot serialise the request (a non-string map key, say).
     pub fn request_body(&self, request: &MessagesRequest) -> Result<RequestBody, ApiError> {
         let fail = |e: serde_json::Error| ApiError::Decode(format!("cannot serialise the request: {e}"));
         let mut cache = self.wire_cache.lock().unwrap_or_else(|p| p.into_inner());
-        let same =
-            cache.sent.iter().zip(request.messages.iter()).take_while(|((old, _), new)| old == *new).count();
+        let same = cache
+            .sent
+            .iter()
+            .zip(request.messages.iter())
+            .take_while(|(old, new)| old.message == **new)
+            .count();
         cache.truncate(same);
         for message in &request.messages[same..] {
             if let Err(e) = cache.push(message) {
@@ -224,7 +307,7 @@ impl AnthropicClient {
             None
         } else {
             tail.extend_from_slice(b",\"tools\":");
-            Some(cache.tools_json(&request.tools).map_err(fail)?)
+            Some(cache.tools_json(&request.tools, self.cache).map_err(fail)?)
         };
         let mut end = Vec::with_capacity(16);
         if self.stream {
@@ -232,12 +315,17 @@ impl AnthropicClient {
         }
         end.push(b'}');
 
-        let mut chunks = Vec::with_capacity(cache.frozen.len() + 5);
+        // This request's message breakpoints, as offsets into the kept JSON (see `cache`).
+        let marks: Vec<usize> = if self.cache {
+            let marks = cache::breakpoints(&request.messages);
+            marks.iter().filter_map(|(i, _)| cache.sent.get(i).and_then(|sent| sent.mark)).collect()
+        } else {
+            Vec::new()
+        };
+        let mut chunks = Vec::with_capacity(cache.frozen.len() + 5 + 2 * marks.len());
         chunks.push(Bytes::from(head));
-        chunks.extend(cache.frozen.iter().cloned());
-        if !cache.open.is_empty() {
-            chunks.push(Bytes::copy_from_slice(&cache.open));
-        }
+        let open = (!cache.open.is_empty()).then(|| Bytes::copy_from_slice(&cache.open));
+        splice(&mut chunks, cache.frozen.iter().cloned().chain(open), &marks);
         chunks.push(Bytes::from(tail));
         chunks.extend(tools);
         chunks.push(Bytes::from(end));

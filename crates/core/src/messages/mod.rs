@@ -458,22 +458,48 @@ pub struct MessagesRequest {
     pub stream: Option<bool>,
 }
 
-/// Token counts reported by the API. Source: Messages API, "usage".
+/// Token counts reported by the API. Source: Messages API, "usage", and "Prompt caching"
+/// ("Tracking cache performance"): the input of one request is
+/// `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`, the last two being the
+/// part written to and read from the prompt cache, and `input_tokens` the rest (after the last
+/// breakpoint). Streamed, they come in `message_start` and may be repeated, cumulative, in
+/// `message_delta`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Input tokens billed for this request.
+    /// Input tokens billed at the input price: those after the last cache breakpoint, or all of
+    /// them when nothing was cached.
     #[serde(default)]
     pub input_tokens: u64,
     /// Output tokens generated.
     #[serde(default)]
     pub output_tokens: u64,
-    /// Other counters (cache reads and writes, server tool use), kept as sent.
+    /// Input tokens written to the prompt cache by this request (billed at 1.25 times the input
+    /// price for the 5-minute cache). Missing or `null` (an endpoint without prompt caching) is 0;
+    /// 0 is not written back.
+    #[serde(default, deserialize_with = "count_or_zero", skip_serializing_if = "is_zero")]
+    pub cache_creation_input_tokens: u64,
+    /// Input tokens read from the prompt cache (billed at 0.1 times the input price). Missing or
+    /// `null` is 0; 0 is not written back.
+    #[serde(default, deserialize_with = "count_or_zero", skip_serializing_if = "is_zero")]
+    pub cache_read_input_tokens: u64,
+    /// Other counters (the cache writes by lifetime, server tool use), kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// A token count that may be missing, `null` or not a whole number (compatible endpoints differ):
+/// anything but a whole number reads as 0 (NOTES-BOUNDARIES §4).
+fn count_or_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    Ok(Value::deserialize(deserializer)?.as_u64().unwrap_or(0))
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Requests and tokens added up over several responses: one turn or a session (`/usage`).
-/// Source: the Messages API's `usage`.
+/// Source: the Messages API's `usage`, and "Prompt caching" for the prices of cache writes
+/// ([`crate::client::cache::WRITE_PRICE`]) and reads ([`crate::client::cache::READ_PRICE`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UsageTotals {
     /// Responses counted.
@@ -482,6 +508,10 @@ pub struct UsageTotals {
     pub input_tokens: u64,
     /// Sum of their `usage.output_tokens`.
     pub output_tokens: u64,
+    /// Sum of their `usage.cache_creation_input_tokens`: input written to the prompt cache.
+    pub cache_creation_input_tokens: u64,
+    /// Sum of their `usage.cache_read_input_tokens`: input read from the prompt cache.
+    pub cache_read_input_tokens: u64,
 }
 
 impl UsageTotals {
@@ -490,6 +520,38 @@ impl UsageTotals {
         self.requests += 1;
         self.input_tokens += usage.input_tokens;
         self.output_tokens += usage.output_tokens;
+        self.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+        self.cache_read_input_tokens += usage.cache_read_input_tokens;
+    }
+
+    /// Adds the counts of `other` (a subagent's totals to its parent's, say).
+    pub fn absorb(&mut self, other: &UsageTotals) {
+        self.requests += other.requests;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+    }
+
+    /// Every input token sent, cached or not: what the input would have been billed, in tokens,
+    /// without prompt caching.
+    pub fn total_input_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+
+    /// The input as billed, in input-token equivalents: `input + 1.25 × written + 0.1 × read`
+    /// (the 5-minute cache's prices, relative to the input price).
+    pub fn billed_input(&self) -> f64 {
+        use crate::client::cache::{READ_PRICE, WRITE_PRICE};
+        self.input_tokens as f64
+            + WRITE_PRICE * self.cache_creation_input_tokens as f64
+            + READ_PRICE * self.cache_read_input_tokens as f64
+    }
+
+    /// What prompt caching saved, in input-token equivalents: [`UsageTotals::total_input_tokens`]
+    /// minus [`UsageTotals::billed_input`]. Negative when more was written than read since.
+    pub fn cache_saved(&self) -> f64 {
+        self.total_input_tokens() as f64 - self.billed_input()
     }
 }
 

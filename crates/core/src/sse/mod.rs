@@ -544,6 +544,13 @@ impl MessageAccumulator {
                         match (key.as_str(), value.as_u64()) {
                             ("input_tokens", Some(n)) => message.usage.input_tokens = n,
                             ("output_tokens", Some(n)) => message.usage.output_tokens = n,
+                            ("cache_creation_input_tokens", Some(n)) => {
+                                message.usage.cache_creation_input_tokens = n;
+                            }
+                            ("cache_read_input_tokens", Some(n)) => message.usage.cache_read_input_tokens = n,
+                            // A `null` count says nothing new; kept out of `extra`, where it would
+                            // repeat a field of `Usage`.
+                            ("cache_creation_input_tokens" | "cache_read_input_tokens", None) => {}
                             _ => {
                                 message.usage.extra.insert(key, value);
                             }

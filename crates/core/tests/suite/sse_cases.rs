@@ -256,11 +256,12 @@ async fn a_turn_cancelled_mid_tool_keeps_the_history_sendable() {
     server.assert_done();
     server.assert_tool_pairing();
     let second = &server.requests()[1].body;
+    // The prompt, the last block, is the request's prompt-caching breakpoint.
     assert_eq!(
         second["messages"][2],
         json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "(cancelled)"},
-            {"type": "text", "text": "second"}
+            {"type": "text", "text": "second", "cache_control": {"type": "ephemeral"}}
         ]})
     );
 }
