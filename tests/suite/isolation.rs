@@ -5,8 +5,15 @@
 //! (7), the FIFO race (8), read-only and special targets (9), and `kill -9` in the middle of a
 //! large write (11). The swap race (2) and CRLF (10) are in `crates/core/tests`.
 //!
-//! The Landlock test needs a kernel with Landlock (these machines have ABI 7); where it is
-//! missing it says so loudly and checks the warning line instead.
+//! Then the sandbox against a hostile command (processes that outrun the end of the call, `kill`
+//! of the harness or of other processes, unix sockets and the servers behind them, the ssh agent,
+//! metadata outside, device nodes, the harness's `/proc` entries, host settings, `Allow? [y/N]`
+//! answered by TIOCSTI, secrets in the environment and in `.env`), and harmless programs (git,
+//! python3, cargo) that must keep working under it.
+//!
+//! The Landlock tests need a kernel with Landlock (these machines have ABI 7, with the scopes of
+//! ABI 6); where it is missing they say so loudly and check the warning line instead or are
+//! skipped. The tests that need root say so when skipped.
 
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -198,8 +205,9 @@ fn sigterm_and_sighup_end_the_running_command_before_the_harness_exits() {
     }
 }
 
-/// Input 6: a command's environment holds none of the harness's secrets, and the rest of the
-/// user's environment is there.
+/// Input 6, widened: a command's environment holds none of the harness's secrets
+/// (keys, tokens, passwords, PATs, credentials, a password in a URL, the ssh agent's socket), and
+/// the rest of the user's environment is there, `PWD` included.
 #[test]
 fn commands_do_not_see_the_harness_secrets() {
     let ws = tempfile::tempdir().unwrap();
@@ -213,6 +221,13 @@ fn commands_do_not_see_the_harness_secrets() {
         .env("GITHUB_TOKEN", "secret-3")
         .env("aws_secret_access_key", "secret-4")
         .env("DB_PASSWORD", "secret-5")
+        .env("MYSQL_PWD", "secret-6")
+        .env("DATABASE_URL", "postgres://u:secret-7@db.example/x")
+        .env("HTTPS_PROXY", "http://u:secret-8@proxy.example:3128")
+        .env("GH_PAT", "secret-9")
+        .env("NPM_CONFIG__AUTH", "secret-10")
+        .env("SSH_AUTH_SOCK", "/tmp/secret-11/agent.1")
+        .env("GIT_AUTHOR_NAME", "shown too")
         .env("VISIBLE_SETTING", "shown")
         .args(["-p", "go"])
         .output()
@@ -222,6 +237,9 @@ fn commands_do_not_see_the_harness_secrets() {
     assert!(!env.contains("secret"), "{env}");
     assert!(env.lines().any(|l| l == "VISIBLE_SETTING=shown"), "{env}");
     assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
+    assert!(env.lines().any(|l| l == "GIT_AUTHOR_NAME=shown too"), "{env}");
+    let pwd = format!("PWD={}", ws.path().canonicalize().unwrap().display());
+    assert!(env.lines().any(|l| l == pwd), "{env}");
 }
 
 /// Input 7: the harness runs on a terminal (its controlling terminal); a command tries to open
@@ -404,4 +422,603 @@ fn kill_9_in_the_middle_of_a_large_write_leaves_no_temporary_file() {
         }
     }
     assert!(caught > 0, "never caught the write in progress in five tries");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox against a hostile command: processes, signals, sockets, devices and the harness's
+// own secrets, one test per attack of the s02 README's threat model, with victims the test makes
+// itself. The attacks that need root run only as root and say so when skipped.
+// ---------------------------------------------------------------------------------------------
+
+/// Whether the tests run as root; otherwise says loudly that `what` is skipped.
+fn root_or_skip(what: &str) -> bool {
+    if rustix::process::geteuid().is_root() {
+        return true;
+    }
+    eprintln!("\n!!! NOT ROOT: {what} needs root and is SKIPPED !!!\n");
+    false
+}
+
+/// Whether the kernel scopes signals and abstract sockets (Landlock ABI 6); otherwise says so.
+fn scopes_or_skip(what: &str) -> bool {
+    if agent_core::sandbox::kernel_abi() >= 6 {
+        return true;
+    }
+    eprintln!(
+        "\n!!! LANDLOCK ABI {} HAS NO SCOPES: {what} is SKIPPED !!!\n",
+        agent_core::sandbox::kernel_abi()
+    );
+    false
+}
+
+/// Whether `program` can be run (found on `PATH`); otherwise says that `what` is skipped.
+fn have_or_skip(program: &str, what: &str) -> bool {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!("\n!!! `{program}` IS NOT INSTALLED: {what} is SKIPPED !!!\n");
+    }
+    found
+}
+
+/// Runs `s02 -p go` in `ws` with `args` against a server that answers each of `commands` as one
+/// `bash` call, in turns, then `done`; returns the tool results and the output.
+fn run_commands(
+    ws: &std::path::Path,
+    args: &[&str],
+    commands: &[String],
+) -> (Vec<String>, std::process::Output) {
+    let mut script: Vec<_> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| reply::tool_uses(&[(format!("toolu_{i}").as_str(), "bash", json!({ "command": c }))]))
+        .collect();
+    script.push(reply::text("done"));
+    let server = MockServer::start(script);
+    let mut cmd = chapter("s02", ws, Some(&server.base_url()));
+    cmd.args(args).args(["-p", "go"]).stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    (tool_results(&server), out)
+}
+
+/// The live processes whose command line holds `marker`, seen from outside the sandbox.
+fn processes_marked(marker: &str) -> Vec<i32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains(marker) && Proc::new(*pid).alive()
+        })
+        .collect()
+}
+
+/// A C program that calls `setpgid(0,0)`, then forks and lets the parent exit, in a loop,
+/// eight of them in the background. They are all stopped when the call ends (a second call finds
+/// none of them), the result says so, and the call does not wait for them.
+#[test]
+fn fork_loops_that_leave_their_group_are_stopped_with_the_call() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(
+        ws.path().join("chain.c"),
+        "#include <stdlib.h>\n#include <time.h>\n#include <unistd.h>\n\
+         int main(int argc, char **argv) {\n\
+           time_t end = time(0) + atoi(argv[1]);\n\
+           setpgid(0, 0);\n\
+           while (time(0) < end) { pid_t p = fork(); if (p > 0) _exit(0); if (p == 0) setpgid(0, 0); }\n\
+           return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let cc = std::process::Command::new("cc")
+        .args(["-O2", "-o", "chain", "chain.c"])
+        .current_dir(ws.path())
+        .status()
+        .unwrap();
+    assert!(cc.success(), "cc failed");
+    let marker = format!("fork-chain-{}", std::process::id());
+    // The check of the second call reads every command line, without naming the marker itself.
+    let (head, last) = marker.split_at(marker.len() - 1);
+    let started = Instant::now();
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        &[
+            format!(
+                "for i in 1 2 3 4 5 6 7 8; do ./chain 60 {marker} >/dev/null 2>&1 & done; sleep 0.5; echo started"
+            ),
+            format!(
+                "n=0; for f in /proc/[0-9]*/cmdline; do case \"$(tr '\\0' ' ' 2>/dev/null < $f)\" in \
+                 *{head}[{last}]*) n=$((n+1));; esac; done; echo alive=$n"
+            ),
+        ],
+    );
+    let took = started.elapsed();
+    let first = &results[0];
+    let stopped: usize = first
+        .strip_prefix("started\n(stopped ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no note of the stopped processes: {first:?}"));
+    assert!(stopped >= 8, "{first}");
+    assert_eq!(results[1], "alive=0", "a fork loop outlived its call");
+    assert!(processes_marked(&marker).is_empty(), "fork loops outlived the harness");
+    assert!(took < Duration::from_secs(30), "the calls took {took:?}");
+}
+
+/// A command that kills its parent and the harness (`kill -9`) is refused, the harness
+/// answers as usual, and the command's background `sleep` is stopped with the call. (The harness
+/// is found by its name, so that a failing sandbox never hits the test's own process.)
+#[test]
+fn a_command_cannot_kill_the_harness() {
+    if !scopes_or_skip("a_command_cannot_kill_the_harness") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let (results, out) = run_commands(
+        ws.path(),
+        &[],
+        &["sleep 1079 >/dev/null 2>&1 & echo $! $(cut -d' ' -f22 /proc/$!/stat) > bg; sleep 0.2; \
+           h=$PPID; [ \"$(cat /proc/$h/comm)\" = s02 ] || h=$(cut -d' ' -f4 /proc/$h/stat); \
+           kill -9 $PPID; echo \"parent: $?\"; kill -9 $h; echo \"harness: $?\""
+            .to_owned()],
+    );
+    let r = &results[0];
+    assert!(r.contains("parent: 1") && r.contains("harness: 1"), "{r}");
+    assert!(r.contains("Operation not permitted"), "{r}");
+    assert!(r.contains("(stopped 1 background process it left running)"), "{r}");
+    assert!(stdout(&out).contains("done"));
+    let bg = Proc::read(&ws.path().join("bg")).unwrap();
+    assert!(!bg.alive(), "the background sleep outlived its call: {bg:?}");
+}
+
+/// The harness is killed (`SIGKILL`, so it cannot clean up) while a command
+/// runs; the command and its background child end all the same.
+#[test]
+fn a_killed_harness_leaves_no_command_behind() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": "setsid sleep 300 & echo $! > bg; echo $$ > leader.tmp; mv leader.tmp leader; sleep 300"}),
+        )]),
+        reply::text("never reached"),
+    ]);
+    let mut child = chapter("s02", ws.path(), Some(&server.base_url()))
+        .args(["-p", "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(|| ws.path().join("leader").exists()), "the command never started");
+    let (leader, bg) =
+        (Proc::read(&ws.path().join("leader")).unwrap(), Proc::read(&ws.path().join("bg")).unwrap());
+    assert!(leader.alive() && bg.alive(), "{leader:?} {bg:?} run before the kill");
+    signal(&child, Signal::KILL);
+    let _ = exits(&mut child, "SIGKILL");
+    for p in [leader, bg] {
+        assert!(wait_until(|| !p.alive()), "process {p:?} outlived the killed harness");
+    }
+}
+
+/// `kill -9` to an unrelated process of the same user (a `sleep` the test started) is
+/// refused, and the victim lives on.
+#[test]
+fn a_command_cannot_signal_other_processes() {
+    if !scopes_or_skip("a_command_cannot_signal_other_processes") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let mut victim = std::process::Command::new("sleep").arg("300").spawn().unwrap();
+    let (results, _) = run_commands(ws.path(), &[], &[format!("kill -9 {}; echo \"kill: $?\"", victim.id())]);
+    let alive = victim.try_wait().unwrap().is_none();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(results[0].contains("kill: 1") && results[0].contains("Operation not permitted"), "{results:?}");
+    assert!(alive, "the victim was killed by a command");
+}
+
+/// A python probe that tries to connect to each unix socket address given, and a socketpair.
+const SOCKET_PROBE: &str = "\
+import socket, sys
+for name in sys.argv[1:]:
+    address = '\\0' + name[1:] if name.startswith('@') else name
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(address)
+        print('connected', name)
+    except OSError as e:
+        print('refused', name, e.strerror)
+a, b = socket.socketpair()
+a.send(b'x')
+print('socketpair', b.recv(1).decode())
+";
+
+/// Listeners for the socket test: an abstract socket and a pathname socket outside the
+/// workspace, both non-blocking, so that `accept` tells whether anyone connected.
+fn unix_listeners(
+    dir: &std::path::Path,
+) -> (std::os::unix::net::UnixListener, std::os::unix::net::UnixListener, String) {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("sbx-abstract-{}-{}", std::process::id(), fastrand_micros());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let abstract_listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    let path_listener = std::os::unix::net::UnixListener::bind(dir.join("sock")).unwrap();
+    for l in [&abstract_listener, &path_listener] {
+        l.set_nonblocking(true).unwrap();
+    }
+    (abstract_listener, path_listener, format!("@{name}"))
+}
+
+/// A command can connect neither to an abstract socket nor to a pathname socket of
+/// another process (the listeners see no connection), while `socketpair` works. With
+/// `--allow-unix-sockets` the pathname socket is reachable, and the abstract one still is not.
+#[test]
+fn unix_sockets_of_other_processes_are_out_of_reach() {
+    if !scopes_or_skip("unix_sockets_of_other_processes_are_out_of_reach") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("probe.py"), SOCKET_PROBE).unwrap();
+    let outside = outside_dir();
+    let (abstract_listener, path_listener, abstract_name) = unix_listeners(outside.path());
+    let probe = format!("python3 probe.py {abstract_name} {}", outside.path().join("sock").display());
+    let (results, _) = run_commands(ws.path(), &[], std::slice::from_ref(&probe));
+    let r = &results[0];
+    assert!(!r.contains("connected"), "{r}");
+    assert_eq!(r.matches("refused").count(), 2, "{r}");
+    assert!(r.contains("Operation not permitted"), "{r}");
+    assert!(r.contains("socketpair x"), "{r}");
+    for l in [&abstract_listener, &path_listener] {
+        assert!(l.accept().is_err(), "a listener got a connection");
+    }
+
+    let (results, _) = run_commands(ws.path(), &["--allow-unix-sockets"], &[probe]);
+    let r = &results[0];
+    assert!(r.contains(&format!("connected {}", outside.path().join("sock").display())), "{r}");
+    assert!(r.contains(&format!("refused {abstract_name}")), "{r}");
+    assert!(path_listener.accept().is_ok(), "--allow-unix-sockets: no connection");
+    assert!(abstract_listener.accept().is_err(), "--allow-unix-sockets reached an abstract socket");
+}
+
+/// With a tmux server of the user running (the test starts one), a command cannot have it
+/// run a command that writes where the command itself may not: no new window, no file.
+#[test]
+fn a_tmux_server_cannot_run_commands_for_a_command() {
+    if !have_or_skip("tmux", "a_tmux_server_cannot_run_commands_for_a_command") {
+        return;
+    }
+    let socket = format!("sbx-{}-{}", std::process::id(), fastrand_micros());
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(tmux(&["new-session", "-d", "-s", "victim"]).status.success(), "tmux server did not start");
+    let ws = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let target = outside.path().join("pwn");
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        &[format!("tmux -L {socket} new-window -d \"echo pwn > {}\"; echo \"tmux: $?\"", target.display())],
+    );
+    let windows = String::from_utf8_lossy(&tmux(&["list-windows", "-a"]).stdout).lines().count();
+    let _ = tmux(&["kill-server"]);
+    assert!(results[0].contains("tmux: 1"), "{results:?}");
+    assert_eq!(windows, 1, "the command opened a tmux window");
+    assert!(!target.exists(), "the tmux server wrote outside for the command");
+}
+
+/// The user's ssh agent (the test starts one and adds a key) is out of reach:
+/// `SSH_AUTH_SOCK` is not passed, and naming the socket does not help; no key is listed and
+/// nothing is signed.
+#[test]
+fn the_ssh_agent_is_out_of_reach() {
+    if !have_or_skip("ssh-agent", "the_ssh_agent_is_out_of_reach") {
+        return;
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let sock = keys.path().join("agent.sock");
+    let key = keys.path().join("key");
+    let run = |cmd: &mut std::process::Command| {
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let agent = run(std::process::Command::new("ssh-agent").arg("-a").arg(&sock));
+    let pid: i32 = agent
+        .split("SSH_AGENT_PID=")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap();
+    run(std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key));
+    run(std::process::Command::new("ssh-add").arg(&key).env("SSH_AUTH_SOCK", &sock));
+    // Only the agent holds the private key now: a signature can come from nowhere else.
+    fs::remove_file(&key).unwrap();
+    let key = keys.path().join("agent-only");
+    fs::rename(keys.path().join("key.pub"), key.with_extension("pub")).unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": format!(
+                "echo \"sock=${{SSH_AUTH_SOCK:-unset}}\"; SSH_AUTH_SOCK={s} ssh-add -l; echo \"list: $?\"; \
+                 echo data | SSH_AUTH_SOCK={s} ssh-keygen -Y sign -f {k}.pub -n file -; echo \"sign: $?\"",
+                s = sock.display(),
+                k = key.display()
+            )}),
+        )]),
+        reply::text("done"),
+    ]);
+    let out = chapter("s02", ws.path(), Some(&server.base_url()))
+        .env("SSH_AUTH_SOCK", &sock)
+        .env("SSH_AGENT_PID", pid.to_string())
+        .args(["-p", "go"])
+        .output()
+        .unwrap();
+    let _ = rustix::process::kill_process(Pid::from_raw(pid).unwrap(), Signal::TERM);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &tool_results(&server)[0];
+    assert!(r.contains("sock=unset"), "{r}");
+    assert!(r.contains("list: 2") && !r.contains("ED25519"), "{r}");
+    assert!(!r.contains("sign: 0") && !r.contains("BEGIN SSH SIGNATURE"), "{r}");
+}
+
+/// A documented limit: outside the writable set a command cannot write a file's content,
+/// but it can change the mode and the times of a file the user owns (Landlock has no right for
+/// them; see the s02 README's threat model, which this test keeps honest). Changing the owner
+/// needs `CAP_CHOWN`, which no command has.
+#[test]
+fn metadata_outside_the_workspace_is_a_documented_limit() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let file = outside.path().join("victim");
+    fs::write(&file, "keep\n").unwrap();
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+    let f = file.display();
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        &[format!(
+            "echo x > {f}; echo \"write: $?\"; chown 65534 {f}; echo \"chown: $?\"; chmod 600 {f}; \
+             echo \"chmod: $?\"; touch -d 2001-01-01 {f}; echo \"touch: $?\""
+        )],
+    );
+    let r = &results[0];
+    assert!(!r.contains("write: 0") && !r.contains("chown: 0"), "{r}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "keep\n");
+    // The limit, as documented.
+    assert!(r.contains("chmod: 0") && r.contains("touch: 0"), "{r}");
+    assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    let readme =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../chapters/s02/README.md")).unwrap();
+    assert!(readme.contains("`chmod`, `touch -d`"), "the s02 README no longer documents the metadata limit");
+}
+
+/// As root: `mknod` of a character device (here `/dev/kmsg`'s, 1:11) in the workspace is
+/// refused, so nothing reaches the kernel log; a FIFO still works.
+#[test]
+fn no_device_node_can_be_made_even_as_root() {
+    if !root_or_skip("no_device_node_can_be_made_even_as_root") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        &["mknod kmsg c 1 11; echo \"mknod: $?\"; mkfifo fifo && echo fifo-ok".to_owned()],
+    );
+    let r = &results[0];
+    assert!(r.contains("mknod: 1") && r.contains("fifo-ok"), "{r}");
+    assert!(!ws.path().join("kmsg").exists(), "a device node was made");
+}
+
+/// The harness is not dumpable, so a command reads neither its `/proc/PID/environ` (nor its
+/// supervisor's) nor its descriptors, and the key has left the harness's environment anyway
+/// (the test, as root, reads it from outside); the key is still sent to the endpoint.
+#[test]
+fn the_harness_proc_entries_and_environment_hold_no_key() {
+    let key = "sk-ant-proc-test-0123456789";
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": "h=$(cut -d' ' -f4 /proc/$PPID/stat); tr '\\0' '\\n' < /proc/$h/environ; \
+                               tr '\\0' '\\n' < /proc/$PPID/environ; cat /proc/$h/fd/0; : > ready; \
+                               while [ ! -e go-on ]; do sleep 0.05; done; echo checked"}),
+        )]),
+        reply::text("done"),
+    ]);
+    let mut child = chapter("s02", ws.path(), Some(&server.base_url()))
+        .env("ANTHROPIC_API_KEY", key)
+        .args(["-p", "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(|| ws.path().join("ready").exists()), "the command never got there");
+    let environ = fs::read(format!("/proc/{}/environ", child.id()));
+    fs::write(ws.path().join("go-on"), "").unwrap();
+    let status = exits(&mut child, "proc entries");
+    assert!(status.success());
+    match environ {
+        Ok(bytes) => {
+            assert!(!String::from_utf8_lossy(&bytes).contains(key), "the key is in the harness's environ")
+        }
+        Err(e) => {
+            assert!(!rustix::process::geteuid().is_root(), "root cannot read the environ: {e}");
+            eprintln!(
+                "\n!!! NOT ROOT: the harness's environ was not read from outside (it is not dumpable) !!!\n"
+            );
+        }
+    }
+    let r = &tool_results(&server)[0];
+    assert!(!r.contains(key) && r.contains("checked"), "{r}");
+    assert_eq!(r.matches("Permission denied").count(), 3, "{r}");
+    assert_eq!(server.requests()[0].header("x-api-key"), Some(key));
+}
+
+/// As root: `hostname` and `ip link add` are refused. The harness runs in a UTS namespace
+/// of its own, so that even a failure of the sandbox leaves the machine's name alone; a dummy
+/// link, if one was made, is removed.
+#[test]
+fn host_settings_cannot_be_changed_even_as_root() {
+    if !root_or_skip("host_settings_cannot_be_changed_even_as_root") || !have_or_skip("ip", "the ip half") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let link = format!("sbx{}", std::process::id() % 100_000);
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": format!(
+                "hostname sbx-renamed; echo \"hostname: $?\"; ip link add {link} type dummy; echo \"ip: $?\""
+            )}),
+        )]),
+        reply::text("done"),
+    ]);
+    let inner = chapter("s02", ws.path(), Some(&server.base_url()));
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.arg("--uts").arg(inner.get_program()).args(["-p", "go"]).current_dir(ws.path()).stdin(Stdio::null());
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.output().unwrap();
+    let made =
+        std::process::Command::new("ip").args(["link", "show", &link]).output().unwrap().status.success();
+    if made {
+        let _ = std::process::Command::new("ip").args(["link", "del", &link]).status();
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &tool_results(&server)[0];
+    assert!(r.contains("hostname: 1") && !r.contains("ip: 0"), "{r}");
+    assert!(!made, "a command added a network link");
+}
+
+/// As root with `--sandbox off`, where a command keeps every capability: a command starts a
+/// `setsid` process that pushes `y` and Enter into the harness's terminal with TIOCSTI, again and
+/// again. It is stopped when its call ends, so at the next call's `Allow? [y/N]` only the user's
+/// key counts: `n` keeps the victim file.
+#[test]
+fn the_allow_prompt_is_answered_only_by_the_user_even_without_sandbox() {
+    if !root_or_skip("the_allow_prompt_is_answered_only_by_the_user_even_without_sandbox") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("victim"), "keep\n").unwrap();
+    fs::write(
+        ws.path().join("inj.py"),
+        "import fcntl, os, sys, termios, time\n\
+         open('inj.tmp', 'w').write(str(os.getpid()) + ' ' + open('/proc/self/stat').read().split()[21])\n\
+         os.rename('inj.tmp', 'injector')\n\
+         tty = open(sys.argv[1], 'w')\n\
+         while True:\n\
+         \x20   for c in 'y\\n':\n\
+         \x20       fcntl.ioctl(tty, termios.TIOCSTI, c.encode())\n\
+         \x20   time.sleep(0.1)\n",
+    )
+    .unwrap();
+    // The harness's terminal, through its /proc entry (root keeps CAP_SYS_PTRACE with --sandbox off).
+    let injector = "t=$(readlink /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/0); \
+        setsid python3 inj.py \"$t\" >/dev/null 2>&1 & \
+        while [ ! -s injector ]; do sleep 0.05; done; sleep 0.3; echo started";
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("toolu_1", "bash", json!({ "command": injector }))]),
+        reply::tool_uses(&[("toolu_2", "bash", json!({"command": "rm victim"}))]),
+        reply::text("turn over"),
+    ]);
+    let mut cmd = chapter("s04", ws.path(), Some(&server.base_url()));
+    cmd.env("TERM", "xterm-256color").args(["--sandbox", "off"]);
+    let options = rexpect::session::Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(true);
+    let mut s04 = rexpect::session::spawn_with_options(cmd, options).unwrap();
+    s04.exp_string("s04 >> ").unwrap();
+    s04.send_line("go").unwrap();
+    // The permission check may ask about the first command too (it runs `setsid`): the user says
+    // yes to that one.
+    s04.exp_string("Allow? [y/N]").unwrap();
+    if !ws.path().join("injector").exists() {
+        s04.send_line("y").unwrap();
+        s04.exp_string("Allow? [y/N]").unwrap();
+    }
+    let inj = Proc::read(&ws.path().join("injector")).unwrap();
+    assert!(!inj.alive(), "the injector outlived its call: {inj:?}");
+    s04.send_line("n").unwrap();
+    s04.exp_string("turn over").unwrap();
+    s04.exp_string("s04 >> ").unwrap();
+    s04.send_line("q").unwrap();
+    s04.exp_eof().unwrap();
+    assert!(ws.path().join("victim").exists(), "the prompt was answered by a command");
+    let results = tool_results(&server);
+    assert_eq!(results[0], "started\n(stopped 1 background process it left running)", "{results:?}");
+    assert_eq!(results[1], "Permission denied by user");
+}
+
+/// A key in `.env` is in a file commands can read; the harness says so once at start, with
+/// what to do. Without a key in `.env`, no such line.
+#[test]
+fn a_key_in_dotenv_is_reported_once_at_start() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join(".env"), "ANTHROPIC_API_KEY=sk-ant-dotenv-1\n").unwrap();
+    let (results, out) = run_commands(ws.path(), &[], &["cat .env".to_owned()]);
+    let err = stderr(&out);
+    assert_eq!(err.matches("warning: sandbox: the API key is in ").count(), 1, "{err}");
+    assert!(
+        err.contains(".env, a file bash commands can read") && err.contains("pass it in the environment"),
+        "{err}"
+    );
+    // What the line warns of.
+    assert_eq!(results[0], "ANTHROPIC_API_KEY=sk-ant-dotenv-1");
+
+    fs::write(ws.path().join(".env"), "SOMETHING_ELSE=1\n").unwrap();
+    let (_, out) = run_commands(ws.path(), &[], &["true".to_owned()]);
+    assert!(!stderr(&out).contains("API key"), "{}", stderr(&out));
+}
+
+/// Harmless programs keep working under the default sandbox, in the workspace: git (init, commit,
+/// log), python3 (a subprocess, a thread pool, a socketpair) and cargo (a new package, built
+/// offline and run; with a `CARGO_HOME` of its own, so that it never waits for the lock of a
+/// cargo running elsewhere on the machine).
+#[test]
+fn git_python3_and_cargo_work_under_the_sandbox() {
+    let ws = tempfile::tempdir().unwrap();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        &[
+            "git init -q repo && cd repo && echo hi > a && git add a && \
+             git -c user.name=t -c user.email=t@e commit -qm first && git log --format=%s"
+                .to_owned(),
+            "python3 -c \"import subprocess, socket, concurrent.futures as f; \
+             print(subprocess.run(['echo', 'sub'], capture_output=True, text=True).stdout.strip()); \
+             print(sum(f.ThreadPoolExecutor(2).map(abs, [-1, -2]))); a, b = socket.socketpair(); \
+             a.send(b'p'); print(b.recv(1).decode())\""
+                .to_owned(),
+            format!(
+                "export CARGO_HOME=$PWD/.cargo-home; {cargo} new -q --vcs none hello && cd hello && \
+                 {cargo} build -q --offline && ./target/debug/hello"
+            ),
+        ],
+    );
+    assert_eq!(results[0], "first");
+    assert_eq!(results[1], "sub\n3\np");
+    assert_eq!(results[2], "Hello, world!");
 }

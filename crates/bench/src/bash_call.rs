@@ -1,13 +1,15 @@
-//! What the sandbox and the session add to one `bash` call, in process: the median
-//! wall and CPU time of `bash "true"` through `DispatchMap::dispatch` with each `--sandbox` mode
-//! and `--no-network`, against a bare `sh -c true` started with std and with tokio, and the parts
-//! measured alone: the environment filter, the Landlock ruleset, the `/proc` scans of a session.
+//! What the sandbox and the supervisor add to one `bash` call, in process: the median wall and
+//! CPU time of `bash "true"` through `DispatchMap::dispatch` with each `--sandbox` mode,
+//! `--no-network` and `--allow-unix-sockets`, against a bare `sh -c true` started with std and
+//! with tokio, and the parts measured alone: the environment filter, the confinement (Landlock
+//! ruleset, seccomp program) built in the harness.
 //!
 //! The kinds of call take turns (one of each per round), so a change in the machine's load hits
 //! them all alike. CPU is this process's (every thread) plus its reaped children's, from
-//! `getrusage(2)` before and after each call: the harness's side (ruleset, fork, scans) and the
-//! child's (`setsid`, `restrict_self`, `exec`, `sh`). The runtime is current-thread, as in the
-//! chapters. All figures are `info`: no bound is set for them.
+//! `getrusage(2)` before and after each call: the harness's side (ruleset, fork) and the
+//! children's (the supervisor's fork, `setsid`, `restrict_self`, the seccomp filter, `exec`,
+//! `sh`). The runtime is current-thread, as in the chapters. All figures are `info`: no bound is
+//! set for them.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 use agent_core::dispatch::DispatchMap;
 use agent_core::messages::ToolUseBlock;
 use agent_core::process::{command_env, spawn_shell};
-use agent_core::sandbox::{Sandbox, SandboxMode, kernel_abi};
+use agent_core::sandbox::{Confinement, Sandbox, SandboxMode, kernel_abi};
 use agent_core::tools::{ToolOptions, bash};
 use agent_core::workspace::Workspace;
 use serde_json::json;
@@ -136,7 +138,7 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
     report.note(&format!(
         "median of {calls} rounds, one call of each kind per round; bash goes through \
          DispatchMap::dispatch; Landlock ABI {}; this process's RSS {} MB (a fork copies its page \
-         tables); {} processes in /proc (a session scan reads each)",
+         tables); {} processes in /proc",
         kernel_abi(),
         status_field("/proc/self/status", "VmRSS:").unwrap_or(0) / 1000,
         std::fs::read_dir("/proc")
@@ -144,11 +146,13 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
             .unwrap_or(0)
     ));
 
+    let sandbox = |mode, no_network, allow_unix_sockets| Sandbox { mode, no_network, allow_unix_sockets };
     let modes = [
-        ("off", Sandbox { mode: SandboxMode::Off, no_network: false }),
-        ("workspace-write", Sandbox { mode: SandboxMode::WorkspaceWrite, no_network: false }),
-        ("read-only", Sandbox { mode: SandboxMode::ReadOnly, no_network: false }),
-        ("workspace-write --no-network", Sandbox { mode: SandboxMode::WorkspaceWrite, no_network: true }),
+        ("off", sandbox(SandboxMode::Off, false, false)),
+        ("workspace-write", sandbox(SandboxMode::WorkspaceWrite, false, false)),
+        ("read-only", sandbox(SandboxMode::ReadOnly, false, false)),
+        ("workspace-write --no-network", sandbox(SandboxMode::WorkspaceWrite, true, false)),
+        ("workspace-write --allow-unix-sockets", sandbox(SandboxMode::WorkspaceWrite, false, true)),
     ];
     let maps: Vec<(&str, DispatchMap)> = modes
         .iter()
@@ -166,25 +170,27 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
         input: json!({"command": "true"}),
         extra: Default::default(),
     };
-    // As `bash` does: spawn, wait, end the session (one scan), drop it (a second scan).
-    let (ends, drops) = (RefCell::new(Vec::new()), RefCell::new(Vec::new()));
-    let (ends, drops, ws_ref, block) = (&ends, &drops, &ws, &block);
+    // As `bash` does: spawn, wait for the supervisor, read its report, drop the session.
+    let reports = RefCell::new(Vec::new());
+    let (reports, ws_ref, block) = (&reports, &ws, &block);
 
     let mut kinds = vec![
         Kind::new("sh -c true, std spawn (posix_spawn)", std_sh),
         Kind::new("sh -c true, tokio spawn (posix_spawn)", || tokio_sh(false)),
         Kind::new("sh -c true, tokio spawn, empty pre_exec (fork)", || tokio_sh(true)),
-        Kind::new("spawn_shell \"true\", wait, end, drop (no sandbox)", move || async move {
-            let (mut child, session) =
-                spawn_shell("true", ws_ref.dir(), ws_ref.root(), None).map_err(|e| e.to_string())?;
+        Kind::new("spawn_shell \"true\", wait, report, drop (no sandbox)", move || async move {
+            let (mut child, mut session) =
+                spawn_shell("true", ws_ref.dir(), ws_ref.root(), Confinement::default())
+                    .map_err(|e| e.to_string())?;
             child.wait().await.map_err(|e| e.to_string())?;
             let t = Instant::now();
-            session.end();
-            ends.borrow_mut().push(t.elapsed());
-            let t = Instant::now();
+            let report = session.report();
             drop(session);
-            drops.borrow_mut().push(t.elapsed());
-            Ok(())
+            reports.borrow_mut().push(t.elapsed());
+            match report {
+                Some(r) if r.status.is_some_and(|s| s.success()) => Ok(()),
+                other => Err(format!("spawn_shell \"true\" reported {other:?}")),
+            }
         }),
     ];
     for (name, map) in &maps {
@@ -214,11 +220,10 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
         report.info("  CPU (this process and its children)", us(cpu), "µs");
         if kind.label.starts_with("spawn_shell") {
             report.info(
-                "  of which Session::end: one /proc scan after the fork",
-                us(median(&ends.borrow())),
+                "  of which reading the supervisor's report and dropping the Session",
+                us(median(&reports.borrow())),
                 "µs",
             );
-            report.info("  of which dropping the Session: a second scan", us(median(&drops.borrow())), "µs");
         }
     }
     let medians_of = |label: &str| kinds.iter().find(|k| k.label == label).map(Kind::medians);
@@ -246,21 +251,14 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
         "µs",
     );
     let default_sandbox = Sandbox::default();
-    let ruleset = time_step(calls, || {
-        std::hint::black_box(default_sandbox.ruleset(&ws)?);
+    let confinement = time_step(calls, || {
+        std::hint::black_box(default_sandbox.confinement(&ws)?);
         Ok(())
     })?;
-    report.info("the Landlock ruleset (workspace-write), built in the harness", us(ruleset), "µs");
-    let ended = rt.block_on(async {
-        let (mut child, session) =
-            spawn_shell("true", ws.dir(), ws.root(), None).map_err(|e| e.to_string())?;
-        child.wait().await.map_err(|e| e.to_string())?;
-        Ok::<_, String>(session)
-    })?;
-    let scan = time_step(calls, || {
-        std::hint::black_box(ended.end());
-        Ok(())
-    })?;
-    report.info("one /proc scan alone (Session::end again, no fork before)", us(scan), "µs");
+    report.info(
+        "the confinement (workspace-write: Landlock ruleset, seccomp program), built in the harness",
+        us(confinement),
+        "µs",
+    );
     Ok(())
 }

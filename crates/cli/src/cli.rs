@@ -79,9 +79,16 @@ Environment (a .env file in the current folder, or else in the nearest folder ab
   NO_COLOR              disable colour
 
 Bash commands run in a session of their own (no terminal; stdin is /dev/null), inside the sandbox
-of --sandbox, and never see ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or any variable whose name
-contains KEY, TOKEN, SECRET or PASSWORD (any case). When a call ends, every process the command
-started is stopped. SIGTERM or SIGHUP to the harness stops the running command, then exits.
+of --sandbox. Under workspace-write and read-only (Linux) a command signals only its own
+processes, opens no unix socket (no tmux, screen, D-Bus, docker or ssh agent; see
+--allow-unix-sockets), makes no device node, and has no capability even when you run as root.
+Commands never see ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (they leave the harness's own
+environment at start), a variable whose name holds KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+PASSPHRASE, CREDENTIAL or PRIVATE, or the word PWD, PASS, PW, PAT, AUTH, CRED(S) or COOKIE
+(MYSQL_PWD, GH_PAT, SSH_AUTH_SOCK), or a value with a user:password@ URL; nor can they read the
+harness's /proc entries. They can read every file you can, a .env included: a key kept in .env is reported at
+start. When a call ends, every process the command started is stopped, wherever it moved.
+SIGTERM or SIGHUP to the harness stops the running command, then exits.
 
 In the REPL: one prompt per line (a pasted block of lines is one prompt). Ctrl-C clears the typed
 line; on an empty line it says how to quit. Ctrl-D, q or exit quits. Ctrl-C during a turn cancels
@@ -157,8 +164,9 @@ pub struct CommonArgs {
 
     /// What bash commands may write (Landlock, Linux): workspace-write = the workspace, the temp
     /// folders and /dev/null & co.; read-only = nothing but those devices; off = no sandbox.
-    /// Reading is allowed everywhere. Where Landlock is missing, a line says so at start and
-    /// commands run unsandboxed.
+    /// Reading is allowed everywhere. Both sandboxed modes also keep commands from signalling
+    /// other processes, opening unix sockets (seccomp), making device nodes, and, as root, from
+    /// every capability. Where Landlock or seccomp is missing, a line says so at start.
     #[arg(
         long,
         value_name = "MODE",
@@ -174,6 +182,13 @@ pub struct CommonArgs {
     /// UDP and DNS are not covered).
     #[arg(long)]
     pub no_network: bool,
+
+    /// Let bash commands open unix sockets, and so reach servers outside the command: tmux,
+    /// screen, a D-Bus bus, docker.sock, the ssh agent (each can run commands or use keys for
+    /// them). Off by default: a seccomp filter refuses socket(AF_UNIX); socketpair works either way.
+    /// Abstract sockets of other processes stay out of reach (Landlock ABI 6).
+    #[arg(long)]
+    pub allow_unix_sockets: bool,
 
     /// Retries on 408/409/429/5xx and connection errors [env: ANTHROPIC_MAX_RETRIES] [default: 2].
     #[arg(long, value_name = "N")]
@@ -334,6 +349,11 @@ pub struct Harness {
 
 /// Runs a chapter: `--demo`, `-p`, or the REPL, per `args`. `build` composes the chapter.
 pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
+    // Before any thread starts: the key leaves the process environment (and the memory that
+    // /proc/PID/environ shows), and the harness's /proc entries close to its commands.
+    // SAFETY: no other thread runs yet: the runtime, the only source of threads, is built below.
+    unsafe { config::withdraw_keys_from_environment() };
+    agent_core::process::protect_harness();
     // One thread: the loop is sequential, and a multi-thread runtime only added hand-offs between
     // threads (27 futex calls a round, measured by the bench) and their memory. Blocking work still goes to
     // tokio's blocking pool; the stdin reader has its own thread.
@@ -388,7 +408,11 @@ fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
 async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
     let terminal = Arc::new(Terminal::new(Ui::detect(), args.usage));
     let ui = terminal.ui().clone();
-    let sandbox = Sandbox { mode: args.sandbox, no_network: args.no_network };
+    let sandbox = Sandbox {
+        mode: args.sandbox,
+        no_network: args.no_network,
+        allow_unix_sockets: args.allow_unix_sockets,
+    };
     let tool_options = ToolOptions { bash_timeout: Duration::from_secs(args.bash_timeout.max(1)), sandbox };
     if let Some(line) = sandbox.notice() {
         ui.warning(&line);
@@ -487,6 +511,15 @@ fn start(
         cache: !args.no_cache,
     };
     let (model, model_id) = startup::open_model(&settings, &vars, ui)?;
+    if let Some(file) = vars.key_file() {
+        ui.warning(&format!(
+            "sandbox: the API key is in {}, a file bash commands can read (the sandbox lets them read every file \
+             you can); to keep it from them, remove it from .env and pass it in the environment instead, e.g. \
+             ANTHROPIC_API_KEY=\"$(pass show anthropic)\" cargo run -p {}",
+            file.display(),
+            chapter.name
+        ));
+    }
     if let Some(dir) = example {
         ui.notice(&format!(
             "[example] a fresh workspace seeded with the chapter's example files ({}): {}\n[example] it is kept after exit; the repository's files are not touched.",

@@ -17,6 +17,13 @@
 //!
 //! Every variable the harness reads is read in this module.
 //!
+//! The key does not stay in the harness's own environment: [`withdraw_keys_from_environment`],
+//! called at start before any thread runs, moves `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN`
+//! out of it (and wipes their values from the memory that `/proc/PID/environ` shows), and
+//! [`environment`] still finds them. A key in `.env` is in a file that `bash` commands can read
+//! (the sandbox lets them read every file the user can): [`Environment::key_file`] names that
+//! file, for the warning the harness prints at start.
+//!
 //! Values in `.env` override the process environment, as the course's `load_dotenv(override=True)`.
 //! The `.env` read is the current folder's, or else the nearest parent folder's, as python-dotenv's
 //! `find_dotenv()` searches; a learner who starts a chapter from a subfolder still finds it. An
@@ -163,18 +170,74 @@ impl fmt::Display for DotEnvFile {
 pub struct Environment {
     vars: HashMap<String, String>,
     dotenv: DotEnvFile,
+    /// The names `.env` set.
+    from_dotenv: Vec<String>,
 }
 
 impl Environment {
     /// An environment of exactly `vars`, with `dotenv` as where `.env` came from (for tests and
-    /// embedders that read configuration elsewhere).
+    /// embedders that read configuration elsewhere); none of the variables counts as set by it.
     pub fn new(vars: HashMap<String, String>, dotenv: DotEnvFile) -> Self {
-        Self { vars, dotenv }
+        Self { vars, dotenv, from_dotenv: Vec::new() }
     }
 
     /// Which `.env` was read, or where none was found.
     pub fn dotenv(&self) -> &DotEnvFile {
         &self.dotenv
+    }
+
+    /// The `.env` file that holds a key (a non-empty [`KEY_VARS`] entry), if one does: a file
+    /// that `bash` commands can read, whatever the sandbox, since it lets them read every file
+    /// the user can.
+    pub fn key_file(&self) -> Option<&Path> {
+        let DotEnvFile::Read(path) = &self.dotenv else { return None };
+        let holds_key = KEY_VARS.iter().any(|name| {
+            self.from_dotenv.iter().any(|n| n == name)
+                && self.vars.get(*name).is_some_and(|v| !v.trim().is_empty())
+        });
+        holds_key.then_some(path.as_path())
+    }
+}
+
+/// The variables that hold the key: withdrawn from the process environment at start, never
+/// passed to commands.
+pub const KEY_VARS: [&str; 2] = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"];
+
+/// The [`KEY_VARS`] that [`withdraw_keys_from_environment`] took out of the process environment,
+/// with their values.
+static WITHDRAWN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Moves the key variables ([`KEY_VARS`]) out of the process environment into this module, where
+/// [`environment`] still finds them. The bytes of each value in the environment's memory are
+/// overwritten with zeros first, so `/proc/PID/environ` (which shows the environment as the
+/// process started with it) no longer holds the key either; processes the harness starts do not
+/// inherit it. Nothing happens where a variable is unset or not valid UTF-8.
+///
+/// # Safety
+/// No other thread may run (or read the environment) during the call: call it first thing in
+/// `main`, as `std::env::remove_var` requires.
+pub unsafe fn withdraw_keys_from_environment() {
+    let mut withdrawn = WITHDRAWN.lock().unwrap_or_else(|p| p.into_inner());
+    for name in KEY_VARS {
+        let Ok(value) = std::env::var(name) else { continue };
+        #[cfg(unix)]
+        if let Ok(c_name) = std::ffi::CString::new(name) {
+            // SAFETY: getenv returns the value's bytes inside the "NAME=VALUE" string of the
+            // environment, or null; no other thread runs (the caller's promise), so nothing else
+            // reads or changes the environment meanwhile. The value's bytes, up to its NUL, are
+            // overwritten in place; the string itself stays where it is (removed from the list
+            // just below).
+            unsafe {
+                let p = libc::getenv(c_name.as_ptr());
+                if !p.is_null() {
+                    let len = libc::strlen(p);
+                    std::ptr::write_bytes(p, 0, len);
+                }
+            }
+        }
+        // SAFETY: as above: the caller guarantees that no other thread runs.
+        unsafe { std::env::remove_var(name) };
+        withdrawn.push((name.to_owned(), value));
     }
 }
 
@@ -200,6 +263,7 @@ pub fn environment(dir: &Path) -> Result<Environment, ConfigError> {
     let mut vars: HashMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
+    vars.extend(WITHDRAWN.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned());
     let Some(path) = find_dotenv(dir) else {
         return Ok(Environment::new(vars, DotEnvFile::NotFound(dir.to_owned())));
     };
@@ -208,11 +272,13 @@ pub fn environment(dir: &Path) -> Result<Environment, ConfigError> {
     })?;
     // Windows Notepad starts a UTF-8 file with a byte-order mark; most tools skip it, and so do we.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut from_dotenv = Vec::new();
     for item in dotenvy::from_read_iter(text.as_bytes()) {
         let (k, v) = item.map_err(|e| dotenv_error(&path, &e))?;
+        from_dotenv.push(k.clone());
         vars.insert(k, v);
     }
-    Ok(Environment::new(vars, DotEnvFile::Read(path)))
+    Ok(Environment { vars, dotenv: DotEnvFile::Read(path), from_dotenv })
 }
 
 /// A dotenvy error as one line that names the 1-based line number where it can.
@@ -364,6 +430,22 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn a_key_in_dotenv_is_named_and_one_from_the_environment_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let dotenv = dir.path().join(".env");
+        std::fs::write(&dotenv, "MODEL_ID=m\nANTHROPIC_AUTH_TOKEN=t\n").unwrap();
+        assert_eq!(environment(dir.path()).unwrap().key_file(), Some(dotenv.as_path()));
+        std::fs::write(&dotenv, "MODEL_ID=m\nANTHROPIC_API_KEY=\n").unwrap();
+        assert_eq!(environment(dir.path()).unwrap().key_file(), None, "an empty key is no key");
+        let map = [("ANTHROPIC_API_KEY".to_owned(), "k".to_owned())].into_iter().collect();
+        assert_eq!(
+            Environment::new(map, DotEnvFile::Read(dotenv)).key_file(),
+            None,
+            "set by the environment"
+        );
     }
 
     #[test]

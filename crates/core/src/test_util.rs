@@ -217,7 +217,7 @@ pub struct Proc {
 impl Proc {
     /// `pid` as it is now.
     pub fn new(pid: i32) -> Self {
-        Self { pid, start: crate::process::stat_fields(pid).map(|f| f.start) }
+        Self { pid, start: stat_fields(pid).map(|f| f.start) }
     }
 
     /// The process a command recorded in the file `path` as `PID START` (the start time read
@@ -240,7 +240,7 @@ impl Proc {
 
     /// Alive: the same process still exists and is not a zombie.
     pub fn alive(&self) -> bool {
-        crate::process::stat_fields(self.pid).is_some_and(|f| Some(f.start) == self.start && !f.zombie)
+        stat_fields(self.pid).is_some_and(|f| Some(f.start) == self.start && !f.zombie)
     }
 
     /// Waits up to `within` for the process to die, looking every 10 ms; whether it did.
@@ -256,10 +256,40 @@ impl Proc {
     }
 }
 
-/// The live (not zombie) processes of session `sid`, by the same `/proc` scan the harness uses
-/// to end a command's session.
+/// The live (not zombie) processes of session `sid`, by a scan of `/proc`.
 pub fn session_members(sid: i32) -> Vec<Proc> {
-    crate::process::session_members(sid).into_iter().map(Proc::new).collect()
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|&pid| stat_fields(pid).is_some_and(|f| f.session == sid && !f.zombie))
+        .map(Proc::new)
+        .collect()
+}
+
+/// What is read from `/proc/PID/stat`.
+struct StatFields {
+    /// Dead, only not yet reaped (state `Z`), or being removed (`X`).
+    zombie: bool,
+    /// Field 6, the session id.
+    session: i32,
+    /// Field 22, the start time in clock ticks after boot: with the pid, it names one process,
+    /// even after the pid is recycled.
+    start: u64,
+}
+
+/// `pid (comm) state ppid pgrp session … starttime …`; comm may hold spaces or parentheses, so
+/// the fields are split after the last `)`. `None` when the process is gone.
+fn stat_fields(pid: i32) -> Option<StatFields> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after.split_whitespace();
+    let state = fields.next()?;
+    let session = fields.nth(2)?.parse().ok()?;
+    // After the session (field 6): tty_nr, tpgid, flags, 4 fault counts, 4 times, priority, nice,
+    // num_threads, itrealvalue (7 to 21), then starttime (22).
+    let start = fields.nth(15)?.parse().ok()?;
+    Some(StatFields { zombie: state == "Z" || state == "X", session, start })
 }
 
 /// A new folder outside every place the `workspace-write` sandbox lets a command write (the

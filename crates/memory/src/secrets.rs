@@ -6,8 +6,9 @@
 //! and body are searched for:
 //! - the value of each of the harness's key variables: the ones `bash` commands never see
 //!   ([`agent_core::process::is_secret`]: `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, any name
-//!   with `KEY`, `TOKEN`, `SECRET` or `PASSWORD`), from the process environment and the `.env`
-//!   the harness reads, when the value has at least [`MIN_SECRET_CHARS`] characters;
+//!   with `KEY`, `TOKEN`, `SECRET`, `PASSWORD` and the like, or a word such as `PWD` or `PAT`),
+//!   from the process environment and the `.env` the harness reads, when the value has at least
+//!   [`MIN_SECRET_CHARS`] characters;
 //! - a token shaped like an API key of a well-known service ([`KEY_SHAPES`]: `sk-ant-…`, `sk-…`,
 //!   `ghp_…`, `AKIA…`, …), whose tail mixes letters and digits;
 //! - a PEM private key (`-----BEGIN … PRIVATE KEY-----`);

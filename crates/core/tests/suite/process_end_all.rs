@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use agent_core::process::{end_all_sessions, spawn_shell};
+use agent_core::sandbox::Confinement;
 use agent_core::test_util::session_members;
 use agent_core::workspace::Workspace;
 
@@ -36,7 +37,7 @@ async fn end_all_sessions_ends_commands_started_meanwhile_and_refuses_new_ones()
         async move {
             let mut started = Vec::new();
             loop {
-                match spawn_shell("sleep 300 & sleep 300", ws.dir(), ws.root(), None) {
+                match spawn_shell("sleep 300 & sleep 300", ws.dir(), ws.root(), Confinement::default()) {
                     Ok(pair) => started.push(pair),
                     Err(e) => return (started, e),
                 }
@@ -59,8 +60,9 @@ async fn end_all_sessions_ends_commands_started_meanwhile_and_refuses_new_ones()
     assert_eq!(refusal.kind(), std::io::ErrorKind::Interrupted, "{refusal}");
     assert_eq!(refusal.to_string(), "the harness is exiting");
     assert!(started.len() >= 10);
-    for (child, _session) in &started {
-        let sid = i32::try_from(child.id().ok_or("sh was reaped while its session was held")?)?;
+    for (child, session) in &started {
+        // `sh` leads the command's session; its supervisor (`child`) is outside it.
+        let sid = session.command_pid().ok_or("the supervisor reported no command pid")?;
         let deadline = Instant::now() + Duration::from_secs(10);
         while !session_members(sid).is_empty() {
             assert!(

@@ -19,7 +19,10 @@ async fn run(fx: &Fixture, command: &str) -> ToolOutcome {
 }
 
 fn with_sandbox(mode: SandboxMode, no_network: bool) -> std::io::Result<Fixture> {
-    Fixture::with_options(&ToolOptions { sandbox: Sandbox { mode, no_network }, ..Default::default() })
+    Fixture::with_options(&ToolOptions {
+        sandbox: Sandbox { mode, no_network, ..Sandbox::default() },
+        ..Default::default()
+    })
 }
 
 /// True when Landlock is there; otherwise says so loudly, for the test to check the warning.
@@ -160,5 +163,84 @@ async fn no_network_denies_tcp_connections() -> TestResult {
     let closed = with_sandbox(SandboxMode::WorkspaceWrite, true)?;
     let out = run(&closed, &connect).await;
     assert!(out.content.contains("Permission denied") && !out.content.contains("connected"), "{out:?}");
+    Ok(())
+}
+
+/// The live processes whose command line holds `marker`.
+fn processes_marked(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+                .filter(|pid| {
+                    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    String::from_utf8_lossy(&cmdline).contains(marker) && Proc::new(*pid).alive()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Fork loops that leave their process group (`setpgid`) and
+/// whose parents exit at once, faster than a scan of `/proc` could follow, are all stopped when
+/// `sh` exits; none is left, and the result counts them. A process that starts a second session
+/// (`setsid`) is stopped too.
+#[tokio::test]
+async fn fork_loops_and_new_sessions_are_stopped_when_sh_exits() -> TestResult {
+    let fx = Fixture::new()?;
+    let marker = format!("chain-{}-{}", std::process::id(), line!());
+    std::fs::write(
+        fx.path("chain.py"),
+        "import os, sys, time\nos.setpgid(0, 0)\nend = time.time() + 60\nwhile time.time() < end:\n    \
+         try:\n        child = os.fork()\n    except OSError:\n        continue\n    if child:\n        \
+         os._exit(0)\n    os.setpgid(0, 0)\n",
+    )?;
+    let out = run(
+        &fx,
+        &format!(
+            "for i in 1 2 3 4; do python3 chain.py {marker} >/dev/null 2>&1 & done; \
+             setsid python3 -c 'import time; time.sleep(300)' {marker} >/dev/null 2>&1 & sleep 0.5; echo started"
+        ),
+    )
+    .await;
+    let stopped: usize = out
+        .content
+        .strip_prefix("started\n(stopped ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("no note of the stopped processes: {out:?}"))?;
+    assert!(stopped >= 5, "{out:?}");
+    assert_eq!(processes_marked(&marker), Vec::<i32>::new(), "processes outlived the call");
+    Ok(())
+}
+
+/// Under the default sandbox a command cannot signal a
+/// process outside it, nor create a unix socket; `socketpair` and signals among its own
+/// processes work.
+#[tokio::test]
+async fn signals_and_unix_sockets_stay_inside_the_command() -> TestResult {
+    if kernel_abi() < 6 {
+        eprintln!("\n!!! LANDLOCK ABI {} HAS NO SCOPES: the signal half is SKIPPED !!!\n", kernel_abi());
+        return Ok(());
+    }
+    let fx = Fixture::new()?;
+    let mut victim = std::process::Command::new("sleep").arg("300").spawn()?;
+    let out = run(
+        &fx,
+        &format!(
+            "kill -9 {}; echo \"outside: $?\"; sleep 300 & kill $!; echo \"own: $?\"; \
+             python3 -c \"import socket\ntry:\n  socket.socket(socket.AF_UNIX)\nexcept OSError as e: print('unix:', e.strerror)\n\
+             a, b = socket.socketpair(); a.send(b'x'); print('pair:', b.recv(1).decode())\"",
+            victim.id()
+        ),
+    )
+    .await;
+    let alive = victim.try_wait()?.is_none();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(alive, "the victim was killed: {out:?}");
+    let c = &out.content;
+    assert!(c.contains("outside: 1") && c.contains("own: 0"), "{c}");
+    assert!(c.contains("unix: Operation not permitted") && c.contains("pair: x"), "{c}");
     Ok(())
 }

@@ -2,7 +2,7 @@
 //!
 //! Input `{"command": string}`. The command runs as `sh -c COMMAND` in the workspace folder (by
 //! its handle), in a session of its own with no controlling terminal, stdin from `/dev/null`,
-//! without the harness's secrets in its environment, and inside the Landlock sandbox chosen with
+//! without the harness's secrets in its environment, and inside the sandbox chosen with
 //! `--sandbox` (see [`crate::process`] and [`crate::sandbox`]). The output is stdout followed by
 //! stderr, trimmed, decoded lossily (an invalid byte becomes U+FFFD; course #510), and cut to the
 //! first 50,000 characters followed by `... (N more characters)`; `(no output)` when empty. A
@@ -16,17 +16,17 @@
 //!   the sandbox: …`.
 //!
 //! No process the command started outlives the call: when `sh` exits, on timeout, and when the
-//! call's future is dropped (the user cancelled the turn), every process of the command's session
-//! gets `SIGKILL`, whatever process group it moved to. When `sh` exited on its own and left
-//! processes running, the result ends with `(stopped N background process(es) it left running)`,
-//! so the model knows why its server is gone. When a sandboxed command fails with `Permission
-//! denied` or the like, a last line says what the sandbox allows ([`Sandbox::hint`]). Memory stays
-//! bounded whatever the command prints: each stream keeps at most [`HEAD_BYTES`] and only counts
-//! the rest. Limit: a process that starts a second session (`setsid`) leaves the command's
-//! session and is not found; if it keeps the output pipe open, the call waits for the timeout.
+//! call's future is dropped (the user cancelled the turn), the command's supervisor kills every
+//! process the command started, whatever session or process group it moved to
+//! ([`crate::process`]). When `sh` exited on its own and left processes running, the result ends
+//! with `(stopped N background process(es) it left running)`, so the model knows why its server is
+//! gone. When a sandboxed command fails with `Permission denied` or the like, a last line says
+//! what the sandbox allows ([`Sandbox::hint`]). Memory stays bounded whatever the command prints:
+//! each stream keeps at most [`HEAD_BYTES`] and only counts the rest.
 
 use std::process::ExitStatus;
 use std::sync::Arc;
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use serde::Deserialize;
@@ -99,33 +99,37 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
         return Err(ToolError::failed("Dangerous command blocked"));
     }
     let timeout = opts.bash_timeout;
-    let ruleset =
-        opts.sandbox.ruleset(ws).map_err(|e| ToolError::failed(format!("Cannot set up the sandbox: {e}")))?;
-    // `session` is declared after `child`, so it drops first: the session dies, then tokio
-    // reaps `sh`.
-    let (mut child, session) = spawn_shell(command, ws.dir(), ws.root(), ruleset)
+    let confinement = opts
+        .sandbox
+        .confinement(ws)
+        .map_err(|e| ToolError::failed(format!("Cannot set up the sandbox: {e}")))?;
+    // Dropping `session` (a cancelled turn) asks the supervisor to end the command.
+    let (mut child, mut session) = spawn_shell(command, ws.dir(), ws.root(), confinement)
         .map_err(|e| ToolError::failed(format!("Cannot run sh: {e}")))?;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
 
-    let work = async {
-        tokio::join!(capture(stdout), capture(stderr), async {
-            let status = child.wait().await;
-            // `sh` is done: anything it left running in the background dies now, which also
-            // closes the pipes it held so the readers reach EOF.
-            let stopped = session.end();
-            (status, stopped)
-        })
-    };
+    // `child` is the supervisor: it exits once `sh` has exited and everything `sh` left running
+    // is killed, which also closes the pipes those held, so the readers reach EOF.
+    let work = async { tokio::join!(capture(stdout), capture(stderr), child.wait()) };
     match tokio::time::timeout(timeout, work).await {
-        Ok((out, err, (status, stopped))) => {
+        Ok((out, err, status)) => {
             let status = status.map_err(|e| ToolError::failed(format!("Cannot wait for sh: {e}")))?;
+            let (status, stopped) = match session.report() {
+                Some(report) => (report.status.unwrap_or(status), report.stopped),
+                None => (status, 0),
+            };
             Ok(render(out, err, status, stopped, &opts.sandbox))
         }
         Err(_) => {
-            session.end();
-            // `sh` got SIGKILL with its session; reap it so no zombie is left behind.
-            let _ = child.wait().await;
+            session.stop();
+            // The supervisor kills everything and exits within about two seconds; reap it. One
+            // that does not (only a command under `--sandbox off` can signal it) is killed, and
+            // `sh` dies with it.
+            if tokio::time::timeout(Duration::from_secs(5), child.wait()).await.is_err() {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
             Err(ToolError::failed(format!("Timeout ({}s)", timeout.as_secs_f64())))
         }
     }
