@@ -63,6 +63,8 @@ impl Approver for TerminalApprover {
             return Answer::No;
         }
         let Ok(tty) = std::fs::File::open("/dev/tty") else { return Answer::No };
+        let colour = !crate::ui::no_color() && !crate::ui::dumb_terminal();
+        let shown = if colour { painted(&shown) } else { shown };
         if write!(stderr, "{shown}").and_then(|()| stderr.flush()).is_err() {
             return Answer::No;
         }
@@ -117,6 +119,19 @@ pub fn render_question(question: &Question, width: usize) -> String {
     }
     out
 }
+
+/// `shown` with its last line, from `Allow? [y/N]` on, in bold yellow, so that the question
+/// stands out from the hook log above it. The question's own text went through [`visible`], so
+/// the last `Allow? [y/N]` is the harness's.
+pub fn painted(shown: &str) -> String {
+    match shown.rfind("Allow? [y/N]") {
+        Some(at) => format!("{}{}", &shown[..at], crate::ui::paint(true, BOLD_YELLOW, &shown[at..])),
+        None => shown.to_owned(),
+    }
+}
+
+/// ANSI bold yellow: the `Allow? [y/N]` line.
+const BOLD_YELLOW: &str = "\x1b[1;33m";
 
 /// How many of the same blank a run may hold before it is shown as one mark and a count.
 const RUN: usize = 3;
@@ -340,6 +355,15 @@ mod tests {
             command,
             always.iter().map(|a| a.to_string()).collect(),
         )
+    }
+
+    #[test]
+    fn the_allow_line_is_painted_and_the_question_above_it_is_not() {
+        let shown = "rm x\nDestructive command\nAllow? [y/N] (a: always allow rm this session) ";
+        assert_eq!(
+            painted(shown),
+            "rm x\nDestructive command\n\x1b[1;33mAllow? [y/N] (a: always allow rm this session) \x1b[0m"
+        );
     }
 
     #[test]
