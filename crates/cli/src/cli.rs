@@ -224,10 +224,6 @@ pub struct CommonArgs {
     pub no_cache: bool,
 }
 
-/// The line shown after a 400 that names `cache_control`: the endpoint does not take prompt
-/// caching's breakpoints, and this says how to stop sending them.
-pub const CACHE_CONTROL_HINT: &str = "hint: this endpoint rejects prompt caching's cache_control field: run with --no-cache, or set DISABLE_PROMPT_CACHING=1 in .env";
-
 /// A chapter's offline demo: the first "try it" task with recorded model turns.
 ///
 /// A demo may run several sessions, each a fresh process of the chapter's binary in the same

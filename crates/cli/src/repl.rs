@@ -40,6 +40,10 @@ use crate::ui::{Terminal, Ui};
 /// The text block added to the history after a prompt whose turn Ctrl-C cancelled.
 pub const INTERRUPTED: &str = "(interrupted by the user)";
 
+/// The line shown after a 400 that names `cache_control`: the endpoint does not take prompt
+/// caching's breakpoints, and this says how to stop sending them.
+pub const CACHE_CONTROL_HINT: &str = "hint: this endpoint rejects prompt caching's cache_control field: run with --no-cache, or set DISABLE_PROMPT_CACHING=1 in .env";
+
 /// What Ctrl-C on an empty prompt line says.
 pub const QUIT_HINT: &str = "(to quit, press Ctrl-D or type q; Ctrl-C clears a typed line)";
 
@@ -94,7 +98,7 @@ fn report_api_error(ui: &Ui, e: &ApiError) {
         _ => {}
     }
     if agent_core::client::cache::rejects_cache_control(e) {
-        ui.notice(crate::cli::CACHE_CONTROL_HINT);
+        ui.notice(CACHE_CONTROL_HINT);
     }
 }
 

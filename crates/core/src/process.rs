@@ -131,15 +131,6 @@ pub fn protect_harness() {
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
 }
 
-/// Whether this kernel lists a process's children (`/proc/thread-self/children`, Linux 3.5 with
-/// `CONFIG_PROC_CHILDREN`, on in the major distributions' kernels), which the supervisor reads
-/// to find what a command left behind; asked once. Without it only `sh`'s process group is
-/// stopped.
-pub fn children_listed() -> bool {
-    static LISTED: OnceLock<bool> = OnceLock::new();
-    *LISTED.get_or_init(|| std::path::Path::new("/proc/thread-self/children").exists())
-}
-
 /// What a command's supervisor reports when it has ended the command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Report {

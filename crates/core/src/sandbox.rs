@@ -124,6 +124,15 @@ pub struct Sandbox {
     pub allow_unix_sockets: bool,
 }
 
+/// Whether this kernel lists a process's children (`/proc/thread-self/children`, Linux 3.5 with
+/// `CONFIG_PROC_CHILDREN`, on in the major distributions' kernels), which the supervisor reads
+/// to find what a command left behind; asked once. Without it only `sh`'s process group is
+/// stopped.
+pub fn children_listed() -> bool {
+    static LISTED: OnceLock<bool> = OnceLock::new();
+    *LISTED.get_or_init(|| std::path::Path::new("/proc/thread-self/children").exists())
+}
+
 /// The Landlock ABI version of the running kernel (0 where Landlock is missing), asked once.
 pub fn kernel_abi() -> i32 {
     static ABI: OnceLock<i32> = OnceLock::new();
@@ -182,7 +191,7 @@ impl Sandbox {
     /// needs a newer kernel. `None` when all is as asked.
     pub fn notice(&self) -> Option<String> {
         let abi = kernel_abi();
-        let orphans = (!crate::process::children_listed()).then(|| {
+        let orphans = (!children_listed()).then(|| {
             "this kernel does not list a process's children (/proc/thread-self/children, CONFIG_PROC_CHILDREN), \
              so processes a command leaves running outside its process group are not stopped"
                 .to_owned()

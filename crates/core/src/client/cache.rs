@@ -53,12 +53,6 @@ pub const MARKER: &str = r#","cache_control":{"type":"ephemeral"}"#;
 /// The most breakpoints the API accepts in one request.
 pub const MAX_BREAKPOINTS: usize = 4;
 
-/// What a cache write costs, per token, as a multiple of the input price (the 5-minute cache).
-pub const WRITE_PRICE: f64 = 1.25;
-
-/// What a cache read costs, per token, as a multiple of the input price.
-pub const READ_PRICE: f64 = 0.1;
-
 /// Where one request's message breakpoints go: `(message, block)` indices into its `messages`,
 /// `fallback` before `last` when both are set. The tools breakpoint goes on the last tool
 /// whenever there are tools.

@@ -497,9 +497,16 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// What a prompt-cache write costs per token, as a multiple of the input price (Messages API,
+/// prompt caching; the 5-minute cache).
+pub const WRITE_PRICE: f64 = 1.25;
+
+/// What a cache read costs, per token, as a multiple of the input price.
+pub const READ_PRICE: f64 = 0.1;
+
 /// Requests and tokens added up over several responses: one turn or a session (`/usage`).
 /// Source: the Messages API's `usage`, and "Prompt caching" for the prices of cache writes
-/// ([`crate::client::cache::WRITE_PRICE`]) and reads ([`crate::client::cache::READ_PRICE`]).
+/// ([`WRITE_PRICE`]) and reads ([`READ_PRICE`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UsageTotals {
     /// Responses counted.
@@ -542,7 +549,6 @@ impl UsageTotals {
     /// The input as billed, in input-token equivalents: `input + 1.25 × written + 0.1 × read`
     /// (the 5-minute cache's prices, relative to the input price).
     pub fn billed_input(&self) -> f64 {
-        use crate::client::cache::{READ_PRICE, WRITE_PRICE};
         self.input_tokens as f64
             + WRITE_PRICE * self.cache_creation_input_tokens as f64
             + READ_PRICE * self.cache_read_input_tokens as f64
