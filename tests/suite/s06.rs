@@ -3,27 +3,10 @@
 
 use std::fs;
 
-use e2e::{
-    MockServer, RecordedRequest, Reply, chapter, reply, result_batches, run_with_stdin, stderr, stdout,
-};
+use e2e::{MockServer, Reply, chapter, reply, result_batches, run_with_stdin, stderr, stdout};
 use serde_json::{Value, json};
 
 const BASE: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
-
-/// The tool names of a request.
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
-    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
-}
-
-/// Every request is one the real API accepts.
-fn assert_valid(server: &MockServer) {
-    for (i, request) in server.requests().iter().enumerate() {
-        if let Err(e) = request.check_api_rules() {
-            panic!("request #{}: {e}", i + 1);
-        }
-    }
-}
 
 /// The `content` of the first `tool_result` of the last request's last batch.
 fn last_result(server: &MockServer) -> Value {
@@ -52,11 +35,11 @@ fn the_child_starts_fresh_with_the_five_base_tools_and_its_own_system() {
         .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     let requests = server.requests();
     let root = ws.path().canonicalize().unwrap();
     let env = "Environment: Unix-like: the bash tool runs the system shell.";
-    assert_eq!(tool_names(&requests[0]), [&BASE[..], &["task"]].concat());
+    assert_eq!(requests[0].tool_names(), [&BASE[..], &["task"]].concat());
     assert_eq!(
         requests[0].body["system"],
         format!(
@@ -69,7 +52,7 @@ fn the_child_starts_fresh_with_the_five_base_tools_and_its_own_system() {
         requests[1].body["messages"],
         json!([{"role": "user", "content": "Read notes.txt and summarise it"}])
     );
-    assert_eq!(tool_names(&requests[1]), BASE);
+    assert_eq!(requests[1].tool_names(), BASE);
     assert_eq!(
         requests[1].body["system"],
         format!(
@@ -110,7 +93,7 @@ fn a_childs_destructive_command_answered_no_is_refused_and_changes_nothing() {
         .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     let batches = result_batches(&server.requests()[2].body);
     assert_eq!(batches[0][0]["content"], "Permission denied by user");
     assert_eq!(batches[0][1]["content"], format!("Error: Path escapes workspace: {}", escape.display()));
@@ -130,7 +113,7 @@ fn an_empty_final_text_is_no_summary_after_one_call() {
     let out = chapter("s06", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     assert_eq!(server.requests().len(), 3, "one call in the child");
     assert_eq!(last_result(&server)["content"], "(no summary)");
 }
@@ -152,7 +135,7 @@ fn end_turn_with_a_tool_use_still_runs_the_tool() {
     let out = chapter("s06", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     let batches = result_batches(&server.requests()[2].body);
     assert_eq!(batches[0][0]["content"], "alpha");
     assert_eq!(last_result(&server)["content"], "alpha it is");
@@ -168,7 +151,7 @@ fn a_child_that_never_stops_is_cut_at_30_calls() {
     let out = chapter("s06", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     assert_eq!(server.requests().len(), 32, "the parent's two and the child's thirty");
     assert_eq!(last_result(&server)["content"], "Subagent stopped after 30 turns without a final answer.");
     assert!(stdout(&out).contains("[Subagent stopped: 30 turns without a final answer"), "{}", stdout(&out));
@@ -195,7 +178,7 @@ fn an_overloaded_child_is_retried_and_a_lasting_failure_is_the_tasks_error() {
         .unwrap();
     assert!(out.status.success(), "the parent goes on: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     let requests = server.requests();
     let first = result_batches(&requests[3].body);
     assert_eq!(first[0][0]["content"], "first done", "a 500 in the child is retried");
@@ -221,7 +204,7 @@ fn two_tasks_in_one_reply_get_two_fresh_children_and_two_results_in_order() {
     let out = chapter("s06", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     let requests = server.requests();
     assert_eq!(requests[1].body["messages"], json!([{"role": "user", "content": "one"}]));
     assert_eq!(requests[2].body["messages"], json!([{"role": "user", "content": "two"}]));

@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use e2e::{MockServer, RecordedRequest, chapter, reply, result_batches, run_with_stdin, stderr, stdout};
+use e2e::{MockServer, chapter, reply, result_batches, run_with_stdin, stderr, stdout};
 use serde_json::json;
 
 const CODE_REVIEW: &str = include_str!("../../chapters/s07/demo/skills/code-review/SKILL.md");
@@ -19,12 +19,6 @@ fn skill(root: &Path, folder: &str, content: &[u8]) {
     let dir = root.join("skills").join(folder);
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("SKILL.md"), content).unwrap();
-}
-
-/// The tool names of a request.
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
-    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
 }
 
 /// The course's SYSTEM for s07 in `root` with `catalog`.
@@ -65,7 +59,7 @@ fn the_first_request_holds_the_catalog_and_load_skill_returns_the_file_byte_for_
         "no body in SYSTEM"
     );
     assert_eq!(
-        tool_names(&requests[0]),
+        requests[0].tool_names(),
         ["bash", "read_file", "write_file", "edit_file", "glob", "load_skill"]
     );
     let batch = &result_batches(&requests[1].body)[0];

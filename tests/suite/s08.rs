@@ -19,20 +19,6 @@ fn is_summary_call(request: &RecordedRequest) -> bool {
     request.body["system"] == SUMMARY_SYSTEM
 }
 
-/// Every request is one the real API accepts, summary calls included.
-fn assert_valid(server: &MockServer) {
-    for (i, request) in server.requests().iter().enumerate() {
-        if let Err(e) = request.check_api_rules() {
-            panic!("request #{}: {e}\n{}", i + 1, request.body);
-        }
-    }
-}
-
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
-    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
-}
-
 fn read(id: &str, path: &str) -> Reply {
     reply::tool_uses(&[(id, "read_file", json!({"path": path}))])
 }
@@ -61,7 +47,7 @@ fn the_tools_are_the_five_base_tools_and_compact_and_system_is_the_courses() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
     let request = &server.requests()[0];
-    assert_eq!(tool_names(request), [&BASE[..], &["compact"]].concat());
+    assert_eq!(request.tool_names(), [&BASE[..], &["compact"]].concat());
     let compact = &request.body["tools"][5];
     assert_eq!(compact["description"], "Summarize earlier conversation to free context space.");
     assert_eq!(compact["input_schema"], json!({"type": "object", "properties": {}}));
@@ -116,7 +102,7 @@ fn a_long_session_snips_micro_compacts_and_summarises_within_the_limit() {
         .unwrap();
     let text = stdout(&out);
     assert!(out.status.success(), "stderr: {}\nstdout: {text}", stderr(&out));
-    assert_valid(&server);
+    server.assert_api_rules();
     for line in [
         "[snip: ",
         "[micro-compact: ",
@@ -171,7 +157,7 @@ fn compact_in_the_same_reply_as_other_tools_summarises_after_their_results() {
         .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     let requests = server.requests();
     assert!(is_summary_call(&requests[1]));
     assert_eq!(requests[1].body["max_tokens"], 2000);
@@ -205,7 +191,7 @@ fn across_repeated_snips_the_active_request_is_in_every_request_exactly_once() {
         run_with_stdin(s08(ws.path(), &server, &["--max-messages", "10"]), "the OLD task\nthe NEW task\nq\n");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     let text = stdout(&out);
     assert!(text.contains("the active request is appended again]"), "{text}");
     for (i, request) in server.requests().iter().enumerate().skip(2) {
@@ -245,7 +231,7 @@ fn a_400_prompt_too_long_compacts_reactively_and_retries_once() {
         .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
-    assert_valid(&server);
+    server.assert_api_rules();
     let requests = server.requests();
     assert!(is_summary_call(&requests[4]));
     let retried = requests[5].body["messages"].as_array().cloned().unwrap_or_default();

@@ -45,6 +45,25 @@ use crate::messages::{
 use crate::model::Model;
 use crate::normalize::Normalizer;
 
+/// The [`LoopContext`] of `$agent` on `$history`: written as a macro because it borrows the
+/// agent's fields one by one, beside the `&mut self.extensions` the caller iterates.
+macro_rules! loop_context {
+    ($agent:ident, $history:ident) => {
+        LoopContext {
+            history: &mut *$history,
+            last_usage: $agent.last_usage.as_ref(),
+            active_request: $agent.active_request.as_deref(),
+            model: ModelHandle::new(
+                &$agent.model,
+                &$agent.model_id,
+                &mut $agent.session_usage,
+                &*$agent.events,
+            ),
+            events: &*$agent.events,
+        }
+    };
+}
+
 /// The course's `max_tokens`.
 pub const MAX_TOKENS: u32 = 8000;
 
@@ -522,13 +541,7 @@ impl Agent {
     /// Every extension's [`Extension::pre_inference`], in order.
     async fn pre_inference(&mut self, history: &mut Vec<Message>) -> Result<(), ApiError> {
         for ext in &mut self.extensions {
-            let mut context = LoopContext {
-                history: &mut *history,
-                last_usage: self.last_usage.as_ref(),
-                active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
-                events: &*self.events,
-            };
+            let mut context = loop_context!(self, history);
             ext.pre_inference(&mut context).await?;
         }
         Ok(())
@@ -538,13 +551,7 @@ impl Agent {
     async fn after_tool_batch(&mut self, history: &mut Vec<Message>) -> Result<AfterBatch, ApiError> {
         let mut after = AfterBatch::Continue;
         for ext in &mut self.extensions {
-            let mut context = LoopContext {
-                history: &mut *history,
-                last_usage: self.last_usage.as_ref(),
-                active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
-                events: &*self.events,
-            };
+            let mut context = loop_context!(self, history);
             if ext.after_tool_batch(&mut context).await? == AfterBatch::EndTurn {
                 after = AfterBatch::EndTurn;
             }
@@ -560,13 +567,7 @@ impl Agent {
         error: &ApiError,
     ) -> Result<Recovery, ApiError> {
         for ext in &mut self.extensions {
-            let mut context = LoopContext {
-                history: &mut *history,
-                last_usage: self.last_usage.as_ref(),
-                active_request: self.active_request.as_deref(),
-                model: ModelHandle::new(&self.model, &self.model_id, &mut self.session_usage, &*self.events),
-                events: &*self.events,
-            };
+            let mut context = loop_context!(self, history);
             if ext.on_request_error(&mut context, error).await? == Recovery::Retry {
                 return Ok(Recovery::Retry);
             }

@@ -71,6 +71,12 @@ impl RecordedRequest {
         self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
     }
 
+    /// The names in the request's `tools`, in order (empty when it sends none).
+    pub fn tool_names(&self) -> Vec<String> {
+        let tools = self.body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
+        tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
+    }
+
     /// Checks every request rule of [`rules::check_messages`] and [`rules::check_cache_control`],
     /// then [`RecordedRequest::check_tool_pairing`].
     ///
