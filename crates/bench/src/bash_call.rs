@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use agent_core::dispatch::DispatchMap;
 use agent_core::messages::ToolUseBlock;
 use agent_core::process::{command_env, spawn_shell};
-use agent_core::sandbox::{Confinement, Sandbox, SandboxMode, kernel_abi};
+use agent_core::sandbox::{Confinement, Sandbox, SandboxMode};
 use agent_core::tools::{ToolOptions, bash};
 use agent_core::workspace::Workspace;
 use serde_json::json;
@@ -125,6 +125,18 @@ async fn tokio_sh(fork: bool) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(format!("sh -c true: {}", out.status)) }
 }
 
+/// The sandbox the figures were taken under, for the report's note.
+#[cfg(target_os = "linux")]
+fn sandbox_name() -> String {
+    format!("Landlock ABI {}", agent_core::sandbox::kernel_abi())
+}
+
+/// The sandbox the figures were taken under, for the report's note.
+#[cfg(target_os = "macos")]
+fn sandbox_name() -> String {
+    "Seatbelt (sandbox-exec)".to_owned()
+}
+
 /// The figures of one `bash` call; see the module docs.
 ///
 /// # Errors
@@ -137,9 +149,9 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
     let ws = Workspace::new(dir.path()).map_err(|e| e.to_string())?;
     report.note(&format!(
         "median of {calls} rounds, one call of each kind per round; bash goes through \
-         DispatchMap::dispatch; Landlock ABI {}; this process's RSS {} MB (a fork copies its page \
+         DispatchMap::dispatch; {}; this process's RSS {} MB (a fork copies its page \
          tables); {} processes in /proc",
-        kernel_abi(),
+        sandbox_name(),
         status_field("/proc/self/status", "VmRSS:").unwrap_or(0) / 1000,
         std::fs::read_dir("/proc")
             .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok()).count())
@@ -184,7 +196,8 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
                     .map_err(|e| e.to_string())?;
             child.wait().await.map_err(|e| e.to_string())?;
             let t = Instant::now();
-            let report = session.report();
+            // The child is reaped already: this reads the report.
+            let report = session.finish(&mut child).await.ok();
             drop(session);
             reports.borrow_mut().push(t.elapsed());
             match report {

@@ -45,17 +45,7 @@ impl Host {
     /// The process's CPU set cannot be read, or no CPU of it can be probed (a thread cannot be
     /// pinned there).
     pub fn learn() -> Result<Host, String> {
-        // SAFETY: a zeroed cpu_set_t is an empty set.
-        let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `allowed` is a valid, writable cpu_set_t of the size passed.
-        let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) };
-        if got != 0 {
-            return Err(format!("host check: sched_getaffinity: {}", std::io::Error::last_os_error()));
-        }
-        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `c` is below CPU_SETSIZE and `allowed` is a valid set.
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
-            .collect();
+        let cpus = allowed_cpus()?;
         let mut host = Host { cpus, best: Duration::MAX };
         for _ in 0..LEARN {
             host.probe();
@@ -87,16 +77,50 @@ impl Host {
     }
 }
 
+/// The CPUs this process may use (`sched_getaffinity`).
+#[cfg(target_os = "linux")]
+fn allowed_cpus() -> Result<Vec<usize>, String> {
+    // SAFETY: a zeroed cpu_set_t is an empty set.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `allowed` is a valid, writable cpu_set_t of the size passed.
+    let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) };
+    if got != 0 {
+        return Err(format!("host check: sched_getaffinity: {}", std::io::Error::last_os_error()));
+    }
+    Ok((0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `c` is below CPU_SETSIZE and `allowed` is a valid set.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
+        .collect())
+}
+
+/// One unpinned probe: macOS has no call that pins a thread to a CPU.
+#[cfg(not(target_os = "linux"))]
+fn allowed_cpus() -> Result<Vec<usize>, String> {
+    Ok(vec![0])
+}
+
+/// Pins the calling thread to `cpu` (`sched_setaffinity`); whether it worked.
+#[cfg(target_os = "linux")]
+fn pin_this_thread(cpu: usize) -> bool {
+    // SAFETY: a zeroed cpu_set_t is an empty set.
+    let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` came from a set read by sched_getaffinity, so it is below CPU_SETSIZE.
+    unsafe { libc::CPU_SET(cpu, &mut one) };
+    // SAFETY: `one` is a valid cpu_set_t of the size passed; 0 is this thread.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) == 0 }
+}
+
+/// Nothing to pin with on macOS: the probe runs wherever the scheduler puts it.
+#[cfg(not(target_os = "linux"))]
+fn pin_this_thread(_cpu: usize) -> bool {
+    true
+}
+
 /// The thread CPU time of [`TRIPS`] serde_json round trips on a new thread pinned to `cpu`; `None`
 /// when the thread cannot be pinned there or cannot start.
 fn probe_on(cpu: usize) -> Option<Duration> {
     let thread = std::thread::Builder::new().name(format!("probe-{cpu}")).spawn(move || {
-        // SAFETY: a zeroed cpu_set_t is an empty set.
-        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `cpu` came from a set read by sched_getaffinity, so it is below CPU_SETSIZE.
-        unsafe { libc::CPU_SET(cpu, &mut one) };
-        // SAFETY: `one` is a valid cpu_set_t of the size passed; 0 is this (new) thread.
-        if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) } != 0 {
+        if !pin_this_thread(cpu) {
             return None;
         }
         let reply = serde_json::json!({

@@ -16,8 +16,8 @@
 //! | [`model`] | the `Model` trait, replay and recording | ours |
 //! | [`dispatch`] | the dispatch map of tools | course s02 |
 //! | [`workspace`] | the workspace rule, in one place; the root as an open handle | course §1, ours |
-//! | [`process`] | how a `bash` command starts and ends: its own session, a clean environment | ours |
-//! | [`sandbox`] | Landlock for `bash`: `--sandbox`, `--no-network` | ours |
+//! | [`process`] | how a `bash` command starts and ends: its own session, a clean environment, nothing left running (Linux: a subreaper; macOS: the process table) | ours |
+//! | [`sandbox`] | the sandbox for `bash`: `--sandbox`, `--no-network` (Linux: Landlock and seccomp; macOS: Seatbelt) | ours, Codex CLI |
 //! | [`tools`] | `bash`, `read_file`, `write_file`, `edit_file`, `glob` | course §1, §3 |
 //! | [`events`] | what the loop reports instead of printing, and the sink trait | ours, codex-rs |
 //! | [`extension`] | what a chapter may add to a turn: around each request, tool call and tool batch, on a failed request, before the turn and after the answer | course s03–s09, goose |
@@ -69,6 +69,13 @@
 //! ```
 
 #![warn(missing_docs)]
+
+// The sandbox and the ending of commands exist for Linux and macOS only; elsewhere the build
+// stops here rather than run commands unconfined. Windows users run the chapters in WSL.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+compile_error!(
+    "agent-core runs on Linux and macOS only (its sandbox is Landlock or Seatbelt); on Windows, build and run it inside WSL"
+);
 
 pub mod agent;
 pub mod approve;

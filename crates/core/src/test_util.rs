@@ -293,7 +293,8 @@ fn stat_fields(pid: i32) -> Option<StatFields> {
 }
 
 /// A new folder outside every place the `workspace-write` sandbox lets a command write (the
-/// workspace and the temp folders `/tmp`, `/var/tmp`, `/dev/shm`, `$TMPDIR`): below
+/// workspace and the temp folders `/tmp`, `/var/tmp`, `/dev/shm`, `$TMPDIR`; on macOS also the
+/// user's folders under `/private/var/folders`): below
 /// `target_tmpdir` (a test passes `env!("CARGO_TARGET_TMPDIR")`), or else below `$HOME`, whichever
 /// is not under a temp folder. Removed when dropped. The sandbox tests write against it: a write
 /// there must be denied.
@@ -302,8 +303,13 @@ fn stat_fields(pid: i32) -> Option<StatFields> {
 /// Neither folder is usable, or the new folder cannot be made.
 pub fn outside_dir(target_tmpdir: &Path) -> io::Result<tempfile::TempDir> {
     let tmpdir = std::env::var_os("TMPDIR").map(std::path::PathBuf::from);
-    let temps: Vec<std::path::PathBuf> =
-        ["/tmp", "/var/tmp", "/dev/shm"].iter().map(std::path::PathBuf::from).chain(tmpdir).collect();
+    // Compared resolved: on macOS `/tmp` is `/private/tmp` and `$TMPDIR` under `/private/var/folders`.
+    let temps: Vec<std::path::PathBuf> = ["/tmp", "/var/tmp", "/dev/shm", "/private/var/folders"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .chain(tmpdir)
+        .map(|t| t.canonicalize().unwrap_or(t))
+        .collect();
     let candidates =
         [Some(target_tmpdir.to_path_buf()), std::env::var_os("HOME").map(std::path::PathBuf::from)];
     for base in candidates.into_iter().flatten() {

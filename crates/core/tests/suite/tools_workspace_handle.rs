@@ -7,11 +7,12 @@
 //! and the owner test gives the file to another uid (which only root can do; it then checks that
 //! the owner survives the replacement).
 
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{CWD, FileType, Mode, RenameFlags};
+use rustix::fs::{CWD, RenameFlags};
 use serde_json::json;
 
 use super::tools_support::{Fixture, TestResult, tree};
@@ -98,11 +99,17 @@ async fn a_re_pointed_workspace_path_does_not_redirect_the_tools() -> TestResult
 #[tokio::test]
 async fn fifos_and_devices_are_refused_not_opened_or_replaced() -> TestResult {
     let fx = Fixture::new()?;
-    rustix::fs::mknodat(CWD, fx.path("pipe"), FileType::Fifo, Mode::from_raw_mode(0o666), 0)?;
-    let dev = rustix::fs::makedev(1, 3); // the numbers of /dev/null
-    let have_dev =
-        rustix::fs::mknodat(CWD, fx.path("null"), FileType::CharacterDevice, Mode::from_raw_mode(0o666), dev)
-            .is_ok();
+    let c_path =
+        |name: &str| std::ffi::CString::new(fx.path(name).as_os_str().as_bytes()).map_err(|e| e.to_string());
+    let (pipe, null) = (c_path("pipe")?, c_path("null")?);
+    // SAFETY: mkfifo and mknod read a NUL-terminated path that lives across the call.
+    if unsafe { libc::mkfifo(pipe.as_ptr(), 0o666) } != 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // /dev/null's own numbers, whatever the system numbers it.
+    let dev = std::fs::metadata("/dev/null")?.rdev();
+    // SAFETY: as above; `dev` is a plain number.
+    let have_dev = unsafe { libc::mknod(null.as_ptr(), libc::S_IFCHR | 0o666, dev as libc::dev_t) } == 0;
     if !have_dev {
         eprintln!("NOTE: cannot make a character device here (not root); only the FIFO is tried");
     }

@@ -16,7 +16,7 @@
 //!   the sandbox: …`.
 //!
 //! No process the command started outlives the call: when `sh` exits, on timeout, and when the
-//! call's future is dropped (the user cancelled the turn), the command's supervisor kills every
+//! call's future is dropped (the user cancelled the turn), the harness kills every
 //! process the command started, whatever session or process group it moved to
 //! ([`crate::process`]). When `sh` exited on its own and left processes running, the result ends
 //! with `(stopped N background process(es) it left running)`, so the model knows why its server is
@@ -24,6 +24,7 @@
 //! what the sandbox allows ([`Sandbox::hint`]). Memory stays bounded whatever the command prints:
 //! each stream keeps at most [`HEAD_BYTES`] and only counts the rest.
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
@@ -103,29 +104,25 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
         .sandbox
         .confinement(ws)
         .map_err(|e| ToolError::failed(format!("Cannot set up the sandbox: {e}")))?;
-    // Dropping `session` (a cancelled turn) asks the supervisor to end the command.
+    // Dropping `session` (a cancelled turn) ends the command and everything it started.
     let (mut child, mut session) = spawn_shell(command, ws.dir(), ws.root(), confinement)
         .map_err(|e| ToolError::failed(format!("Cannot run sh: {e}")))?;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
 
-    // `child` is the supervisor: it exits once `sh` has exited and everything `sh` left running
-    // is killed, which also closes the pipes those held, so the readers reach EOF.
-    let work = async { tokio::join!(capture(stdout), capture(stderr), child.wait()) };
+    // The command has ended once `sh` has exited and everything `sh` left running is killed,
+    // which also closes the pipes those held, so the readers reach EOF.
+    let work = async { tokio::join!(capture(stdout), capture(stderr), session.finish(&mut child)) };
     match tokio::time::timeout(timeout, work).await {
-        Ok((out, err, status)) => {
-            let status = status.map_err(|e| ToolError::failed(format!("Cannot wait for sh: {e}")))?;
-            let (status, stopped) = match session.report() {
-                Some(report) => (report.status.unwrap_or(status), report.stopped),
-                None => (status, 0),
-            };
-            Ok(render(out, err, status, stopped, &opts.sandbox))
+        Ok((out, err, report)) => {
+            let report = report.map_err(|e| ToolError::failed(format!("Cannot wait for sh: {e}")))?;
+            let status = report.status.unwrap_or_else(|| ExitStatus::from_raw(0));
+            Ok(render(out, err, status, report.stopped, &opts.sandbox))
         }
         Err(_) => {
             session.stop();
-            // The supervisor kills everything and exits within about two seconds; reap it. One
-            // that does not (only a command under `--sandbox off` can signal it) is killed, and
-            // `sh` dies with it.
+            // Everything is killed within about two seconds; reap the child. One that does not
+            // end (on Linux, a supervisor a command under `--sandbox off` stopped) is killed.
             if tokio::time::timeout(Duration::from_secs(5), child.wait()).await.is_err() {
                 let _ = child.start_kill();
                 let _ = child.wait().await;
@@ -205,7 +202,6 @@ fn render(out: Captured, err: Captured, status: ExitStatus, stopped: usize, sand
 
 /// `(exit code N)` for a non-zero exit, `(killed by signal NAME)` for a signal; `None` for 0.
 fn status_line(status: ExitStatus) -> Option<String> {
-    use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(0), _) => None,
         (Some(code), _) => Some(format!("(exit code {code})")),
@@ -223,7 +219,6 @@ mod tests {
 
     #[test]
     fn stdout_overflow_counts_stderr_as_unseen() {
-        use std::os::unix::process::ExitStatusExt;
         let out = Captured { head: vec![b'a'; HEAD_BYTES], dropped_bytes: 10, dropped_chars: 10 };
         let err = Captured { head: b"err".to_vec(), ..Default::default() };
         let text = render(out, err, ExitStatus::from_raw(0), 0, &Sandbox::default());
@@ -233,7 +228,6 @@ mod tests {
 
     #[test]
     fn status_lines() {
-        use std::os::unix::process::ExitStatusExt;
         assert_eq!(status_line(ExitStatus::from_raw(0)), None);
         assert_eq!(status_line(ExitStatus::from_raw(3 << 8)).as_deref(), Some("(exit code 3)"));
         assert_eq!(status_line(ExitStatus::from_raw(9)).as_deref(), Some("(killed by signal SIGKILL)"));

@@ -1,14 +1,11 @@
-//! The sandbox for `bash` commands on Linux: Landlock (through the `landlock` crate, kept by the
-//! Landlock maintainers), a seccomp filter (through `seccompiler`, rust-vmm's, as the Codex CLI
-//! uses it) and, when the harness runs as root, no capabilities.
-//!
-//! `--sandbox` chooses what a command may write; reading stays allowed everywhere:
+//! The sandbox on Linux: Landlock (through the `landlock` crate, kept by the Landlock
+//! maintainers), a seccomp filter (through `seccompiler`, rust-vmm's, as the Codex CLI uses it)
+//! and, when the harness runs as root, no capabilities.
 //!
 //! | mode | a command may write |
 //! |---|---|
 //! | `workspace-write` (default) | the workspace (`.git` included), the temp folders (`/tmp`, `/var/tmp`, `/dev/shm`, `$TMPDIR`) and the usual character devices (`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`, `/dev/tty`) |
 //! | `read-only` | only those character devices |
-//! | `off` | anything the user can (no sandbox) |
 //!
 //! In both sandboxed modes a command also:
 //! - **signals only its own processes**, and connects only to **abstract unix sockets** its own
@@ -35,11 +32,12 @@
 //! mount would need a mount namespace), reading any file the user can read (a `.env` included),
 //! and, with `--allow-unix-sockets`, every server reachable through a socket.
 //!
-//! Where Landlock or seccomp is missing (not Linux, an old kernel, Landlock not enabled at boot),
+//! Where Landlock or seccomp is missing (an old kernel, Landlock not enabled at boot),
 //! [`Sandbox::notice`] gives the one line the harness prints at start, and what is missing is
 //! not applied. Everything is prepared in the harness before each spawn ([`Confinement`]); the
 //! child only makes the system calls that apply it, so the harness itself is never restricted.
 
+use super::{Sandbox, SandboxMode};
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::OnceLock;
@@ -64,65 +62,6 @@ const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 
 /// Temp folders that `workspace-write` commands may write (plus `$TMPDIR`).
 const TEMP_FOLDERS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
-
-/// What `bash` commands may write: `--sandbox read-only|workspace-write|off`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SandboxMode {
-    /// Writes nowhere but the character devices.
-    ReadOnly,
-    /// Writes in the workspace, the temp folders and the character devices (the default).
-    #[default]
-    WorkspaceWrite,
-    /// No sandbox.
-    Off,
-}
-
-impl SandboxMode {
-    /// The modes' names as `--sandbox` takes them, in the order of the enum.
-    pub const NAMES: [&'static str; 3] = ["read-only", "workspace-write", "off"];
-
-    /// The mode's name as `--sandbox` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            SandboxMode::ReadOnly => Self::NAMES[0],
-            SandboxMode::WorkspaceWrite => Self::NAMES[1],
-            SandboxMode::Off => Self::NAMES[2],
-        }
-    }
-}
-
-impl std::str::FromStr for SandboxMode {
-    type Err = String;
-
-    /// One of [`SandboxMode::NAMES`].
-    fn from_str(name: &str) -> Result<Self, String> {
-        match name {
-            "read-only" => Ok(SandboxMode::ReadOnly),
-            "workspace-write" => Ok(SandboxMode::WorkspaceWrite),
-            "off" => Ok(SandboxMode::Off),
-            other => Err(format!("unknown sandbox mode {other:?}; one of: {}", Self::NAMES.join(", "))),
-        }
-    }
-}
-
-impl std::fmt::Display for SandboxMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The sandbox settings for `bash`: the mode, whether TCP is denied, whether unix sockets are
-/// allowed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Sandbox {
-    /// What commands may write.
-    pub mode: SandboxMode,
-    /// Deny TCP `connect` and `bind` (`--no-network`).
-    pub no_network: bool,
-    /// Let commands create unix sockets (`--allow-unix-sockets`): off by default, so that no
-    /// command reaches a server outside its own processes (tmux, D-Bus, docker, the ssh agent).
-    pub allow_unix_sockets: bool,
-}
 
 /// Whether this kernel lists a process's children (`/proc/thread-self/children`, Linux 3.5 with
 /// `CONFIG_PROC_CHILDREN`, on in the major distributions' kernels), which the supervisor reads
@@ -289,32 +228,6 @@ impl Sandbox {
             }
         }
         Ok(created)
-    }
-
-    /// A last line for a failed command whose output looks like the sandbox stopped it
-    /// (`Permission denied`, `Read-only file system`, `Operation not permitted`), so the model
-    /// can explain or work inside the workspace instead of retrying blindly.
-    pub fn hint(&self, output: &str) -> Option<&'static str> {
-        const SIGNS: [&str; 3] = ["Permission denied", "Read-only file system", "Operation not permitted"];
-        if !self.active() || !SIGNS.iter().any(|s| output.contains(s)) {
-            return None;
-        }
-        Some(match (self.mode, self.denies_unix_sockets()) {
-            (SandboxMode::ReadOnly, _) => {
-                "(the sandbox is read-only: commands cannot write files, signal other processes or open unix \
-                 sockets; the user can run the harness with --sandbox workspace-write or --sandbox off)"
-            }
-            (_, true) => {
-                "(the sandbox lets commands write only in the workspace and the temp folders, signal only their \
-                 own processes, and open no unix socket; work inside the workspace, or ask the user to run the \
-                 harness with --sandbox off or --allow-unix-sockets)"
-            }
-            _ => {
-                "(the sandbox lets commands write only in the workspace and the temp folders, and signal only \
-                 their own processes; work inside the workspace, or ask the user to run the harness with \
-                 --sandbox off)"
-            }
-        })
     }
 }
 

@@ -1,5 +1,4 @@
-//! How a `bash` command is started and ended, so that nothing outlives its call: a command the
-//! model runs must not leave a process behind that goes on acting after the turn.
+//! Starting and ending a command on Linux.
 //!
 //! - **A supervisor per command.** Each command runs under a small process of its own, forked
 //!   from the harness: the supervisor. It is a *subreaper* (`PR_SET_CHILD_SUBREAPER`), so every
@@ -10,115 +9,48 @@
 //!   fork again, so this ends. It reports how many it stopped, and the command's exit status.
 //!   No `/proc` scan of the machine is needed: the supervisor reads only its own list of
 //!   children (`/proc/thread-self/children`).
-//! - **A session of its own.** The command (`sh -c COMMAND`) leads a new session (`setsid`), so
-//!   it has no controlling terminal: it can neither read the user's keys nor inject keystrokes
-//!   with `TIOCSTI` into the terminal (which would answer a prompt such as `Allow? [y/N]`). Its
-//!   stdin is `/dev/null`.
 //! - **Ended whatever happens.** The supervisor ends the command when `sh` exits (then it stops
 //!   what `sh` left running), when the harness asks (the timeout, a cancelled turn, a `Session`
 //!   dropped), and when the harness dies, even by `SIGKILL`: it holds the read end of a pipe
 //!   whose write end only the harness holds, and sees it close. `sh` itself gets `SIGKILL` if the
 //!   supervisor dies (`PR_SET_PDEATHSIG`). Under the sandbox a command cannot signal the
 //!   supervisor or the harness (Landlock's signal scope, see [`crate::sandbox`]).
-//! - **The harness's own secrets stay home.** A command gets the user's environment without the
-//!   variables [`is_secret`] names (keys, tokens, passwords, credentials, PATs, the ssh agent's
-//!   socket) and without those whose value holds a URL with a password ([`is_secret_value`]).
-//!   [`protect_harness`] makes the harness not dumpable, so its `/proc` entries (`environ`,
-//!   `mem`, `fd`) are closed to commands.
-//! - **SIGTERM and SIGHUP** to the harness (a `kill`, a closed terminal) first end every running
-//!   command, then exit with 128 + the signal number, see [`end_commands_on_terminate_signals`].
-//!   A command is started and registered under one lock, which [`end_all_sessions`] also takes
-//!   and then closes, so no command escapes the ending by being half started (forked and
-//!   running, not yet registered) or started just after it, on any runtime flavour.
+//! - **The harness's memory stays closed.** [`protect_harness`] makes the harness not dumpable,
+//!   so its `/proc` entries (`environ`, `mem`, `fd`) are closed to commands.
 //!
-//! What escapes: a process started for the command by a server outside it (tmux, `at`, a D-Bus
-//! service), which is why the sandbox refuses unix sockets; and, with `--sandbox off`, a command
-//! that kills its own supervisor first. See the s02 README's threat model.
+//! What escapes besides what the parent module says: with `--sandbox off`, a command that kills
+//! its own supervisor first.
 
-use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use cap_std::fs::Dir;
 use rustix::process::{Pid, PidfdFlags, Signal};
 use tokio::process::{Child, Command};
 
+use super::{END_WITHIN, Report, command_env, sessions};
 use crate::sandbox::Confinement;
 
-/// The supervisors of commands still running (by a number of their own, with a pidfd each),
-/// and whether [`end_all_sessions`] has closed the registry to new commands.
-struct Registry {
-    live: BTreeMap<u64, Arc<OwnedFd>>,
-    next: u64,
-    closed: bool,
-}
+/// What the registry holds for a running command: its supervisor's pidfd.
+pub(super) type Handle = Arc<OwnedFd>;
 
-/// Every running command's supervisor, for [`end_all_sessions`]. [`spawn_shell`] holds the lock
-/// from before the fork until the new supervisor is in `live`.
-static SESSIONS: Mutex<Registry> = Mutex::new(Registry { live: BTreeMap::new(), next: 0, closed: false });
-
-fn sessions() -> std::sync::MutexGuard<'static, Registry> {
-    SESSIONS.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// How long a supervisor keeps killing before it gives up on processes that will not die (a
-/// process stuck in the kernel, state `D`, dies only when the kernel lets it), and exits.
-const END_WITHIN: Duration = Duration::from_secs(2);
-
-/// Names withheld from commands when they hold one of these anywhere (any case).
-const SECRET_PARTS: [&str; 8] =
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE"];
-
-/// Names withheld from commands when one of their words (split at `_` and other
-/// non-alphanumerics, any case) is one of these: short words that are secrets only as words
-/// (`MYSQL_PWD`, `GH_PAT`, `NPM_CONFIG__AUTH`, `SSH_AUTH_SOCK`), not inside others (`PATH`,
-/// `GIT_AUTHOR_NAME`).
-const SECRET_WORDS: [&str; 8] = ["PWD", "PASS", "PW", "PAT", "AUTH", "CRED", "CREDS", "COOKIE"];
-
-/// The ssh and gpg agents' variables: their sockets hold the user's keys.
-const AGENT_VARS: [&str; 3] = ["SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO"];
-
-/// Whether an environment variable is withheld from commands by its name, compared
-/// case-insensitively: `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`; a name holding `KEY`,
-/// `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `CREDENTIAL` or `PRIVATE`; a name with
-/// one of the words `PWD` (but `PWD` itself, the working folder, is kept), `PASS`, `PW`, `PAT`,
-/// `AUTH`, `CRED`, `CREDS`, `COOKIE`; the ssh and gpg agents' variables (`SSH_AUTH_SOCK`, …).
-/// Codex's exclude policy (`*KEY*`, `*SECRET*`, `*TOKEN*`) widened.
-pub fn is_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    if upper == "PWD" {
-        return false;
+/// Asks each supervisor to end its command (`SIGTERM` through its pidfd) and waits, `within`
+/// at most in all, until each has exited: a pidfd becomes readable when its process exits.
+pub(super) fn end_handles(supervisors: &[Handle], within: Duration) {
+    for fd in supervisors {
+        let _ = rustix::process::pidfd_send_signal(&**fd, Signal::TERM);
     }
-    SECRET_PARTS.iter().any(|s| upper.contains(s))
-        || upper.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| SECRET_WORDS.contains(&w))
-        || AGENT_VARS.contains(&upper.as_str())
-}
-
-/// Whether a variable's value holds a password in a URL: `scheme://user:password@host…`
-/// anywhere in it (`DATABASE_URL=postgres://u:pw@db/x`, `HTTPS_PROXY=http://u:pw@proxy:3128`).
-/// A URL with a user and no password (`ssh://git@host`) is not a secret.
-pub fn is_secret_value(value: &str) -> bool {
-    value.match_indices("://").any(|(i, _)| {
-        let rest = &value[i + 3..];
-        let authority = rest.split(['/', '?', '#', ' ', '"', '\'']).next().unwrap_or_default();
-        authority.rsplit_once('@').is_some_and(|(userinfo, _)| {
-            userinfo.split_once(':').is_some_and(|(_, password)| !password.is_empty())
-        })
-    })
-}
-
-/// The environment a command gets: the harness's own, less the variables [`is_secret`] or
-/// [`is_secret_value`] names. A name or value that is not valid UTF-8 is judged by its lossy
-/// form.
-pub fn command_env() -> Vec<(OsString, OsString)> {
-    std::env::vars_os()
-        .filter(|(k, v)| !is_secret(&k.to_string_lossy()) && !is_secret_value(&v.to_string_lossy()))
-        .collect()
+    let deadline = Instant::now() + within;
+    for fd in supervisors {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut fds = [rustix::event::PollFd::new(&**fd, rustix::event::PollFlags::IN)];
+        let timeout = rustix::event::Timespec::try_from(left).ok();
+        let _ = rustix::event::poll(&mut fds, timeout.as_ref());
+    }
 }
 
 /// Makes the harness not dumpable (`PR_SET_DUMPABLE` 0): its `/proc/PID/environ`, `mem`, `fd`
@@ -129,16 +61,6 @@ pub fn command_env() -> Vec<(OsString, OsString)> {
 pub fn protect_harness() {
     // SAFETY: PR_SET_DUMPABLE takes a number; no pointer.
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-}
-
-/// What a command's supervisor reports when it has ended the command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Report {
-    /// How `sh` ended, when the supervisor reaped it.
-    pub status: Option<ExitStatus>,
-    /// How many other processes it killed: after `sh` exited on its own, those `sh` left running
-    /// in the background.
-    pub stopped: usize,
 }
 
 /// A running command: its supervisor (by pidfd) and the pipe on which the supervisor reports.
@@ -167,6 +89,22 @@ impl Session {
             // one) would never see the SIGTERM.
             let _ = rustix::process::pidfd_send_signal(fd, Signal::CONT);
         }
+    }
+
+    /// Waits for the command to end: for `child`, the supervisor [`spawn_shell`] returned,
+    /// which exits once `sh` has exited and everything `sh` left running is killed (which also
+    /// closes the pipes those held). Then `sh`'s status and how many processes were stopped,
+    /// from the supervisor's report; without one (the supervisor was killed), the supervisor's
+    /// own status and 0.
+    ///
+    /// # Errors
+    /// Waiting for the supervisor failed.
+    pub async fn finish(&mut self, child: &mut Child) -> io::Result<Report> {
+        let status = child.wait().await?;
+        Ok(match self.report() {
+            Some(report) => Report { status: report.status.or(Some(status)), stopped: report.stopped },
+            None => Report { status: Some(status), stopped: 0 },
+        })
     }
 
     /// The supervisor's [`Report`], to be read once the supervisor has exited (the `Child` of
@@ -238,12 +176,12 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// exit status and how many processes were stopped.
 ///
 /// The spawn and the registration of the supervisor happen under the registry's lock: once the
-/// command runs, [`end_all_sessions`] knows it.
+/// command runs, [`end_all_sessions`](super::end_all_sessions) knows it.
 ///
 /// # Errors
 /// The `io::Error` of the spawn, including one from the child's setup (`setsid`, the
 /// supervisor's `fork`, `fchdir`, the confinement); [`io::ErrorKind::Interrupted`] (`the harness
-/// is exiting`) once [`end_all_sessions`] has run.
+/// is exiting`) once [`end_all_sessions`](super::end_all_sessions) has run.
 pub fn spawn_shell(
     command: &str,
     cwd: &Dir,
@@ -303,48 +241,6 @@ pub fn spawn_shell(
         registry.live.insert(id, Arc::clone(fd));
     }
     Ok((child, Session { id: Some(id), supervisor, report: Some(report_read), command }))
-}
-
-/// Ends every running command, for the SIGTERM/SIGHUP handler: asks each supervisor to end its
-/// command and waits until they have exited (about two seconds at most). Closes the registry
-/// first: from then on [`spawn_shell`] refuses to start a command, so none starts between this
-/// call and the harness's exit. A spawn in progress on another thread finishes and registers
-/// first.
-pub fn end_all_sessions() {
-    let supervisors: Vec<Arc<OwnedFd>> = {
-        let mut registry = sessions();
-        registry.closed = true;
-        registry.live.values().cloned().collect()
-    };
-    for fd in &supervisors {
-        let _ = rustix::process::pidfd_send_signal(&**fd, Signal::TERM);
-    }
-    let deadline = Instant::now() + END_WITHIN + Duration::from_secs(1);
-    for fd in &supervisors {
-        // A pidfd becomes readable when its process exits.
-        let left = deadline.saturating_duration_since(Instant::now());
-        let mut fds = [rustix::event::PollFd::new(&**fd, rustix::event::PollFlags::IN)];
-        let timeout = rustix::event::Timespec::try_from(left).ok();
-        let _ = rustix::event::poll(&mut fds, timeout.as_ref());
-    }
-}
-
-/// Installs the handler for SIGTERM and SIGHUP (a `kill`, a closed terminal): it ends every
-/// running command, then exits with 143 (SIGTERM) or 129 (SIGHUP). Needs a Tokio runtime.
-/// Ctrl-C (SIGINT) is left to the REPL, which cancels the turn.
-pub fn end_commands_on_terminate_signals() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
-        return;
-    };
-    tokio::spawn(async move {
-        let code = tokio::select! {
-            _ = term.recv() => 128 + 15,
-            _ = hup.recv() => 128 + 1,
-        };
-        end_all_sessions();
-        std::process::exit(code);
-    });
 }
 
 /// The supervisor: the code that runs in the forked child between std's `fork` and `exec`. It
@@ -637,77 +533,5 @@ mod supervisor {
         let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         u64::try_from(ts.tv_sec).unwrap_or(0) * 1000 + u64::try_from(ts.tv_nsec).unwrap_or(0) / 1_000_000
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_are_recognised_by_name() {
-        for name in [
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_AUTH_TOKEN",
-            "GITHUB_TOKEN",
-            "aws_secret_access_key",
-            "DB_PASSWORD",
-            "ssh_key_path",
-            "MYSQL_PWD",
-            "GH_PAT",
-            "NPM_CONFIG__AUTH",
-            "npm_config__auth",
-            "SMTP_PASS",
-            "REDIS_PW",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            "AWS_CREDS",
-            "GPG_PASSPHRASE",
-            "SSH_AUTH_SOCK",
-            "SSH_AGENT_PID",
-            "GPG_AGENT_INFO",
-        ] {
-            assert!(is_secret(name), "{name}");
-        }
-        for name in [
-            "PATH",
-            "HOME",
-            "PWD",
-            "OLDPWD",
-            "ANTHROPIC_BASE_URL",
-            "MODEL_ID",
-            "LANG",
-            "TERM",
-            "GIT_AUTHOR_NAME",
-            "GIT_AUTHOR_EMAIL",
-            "PYTHONPATH",
-            "MANPATH",
-            "XDG_RUNTIME_DIR",
-            "PASSENGER_ENV",
-            "HTTPS_PROXY",
-        ] {
-            assert!(!is_secret(name), "{name}");
-        }
-    }
-
-    #[test]
-    fn urls_with_a_password_are_secret_values() {
-        for value in [
-            "postgres://u:pw@db.example/x",
-            "http://user:p%40ss@proxy:3128",
-            "-Dproxy=https://a:b@h:1/path",
-            "mysql://root:secret@127.0.0.1:3306",
-        ] {
-            assert!(is_secret_value(value), "{value}");
-        }
-        for value in [
-            "http://proxy:3128",
-            "ssh://git@github.com/x/y",
-            "https://example.com/a:b@c",
-            "user:pass@host",
-            "",
-            "http://:@h",
-        ] {
-            assert!(!is_secret_value(value), "{value}");
-        }
     }
 }

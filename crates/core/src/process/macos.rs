@@ -1,0 +1,146 @@
+//! Starting and ending a command on macOS, where there is no subreaper, no pidfd and no
+//! `/proc`: the command (`sh -c COMMAND`, under `sandbox-exec` when sandboxed) is the harness's
+//! own child, in a session of its own, and a [`Tracker`] follows its processes in the process
+//! table and kills them when the call ends. Compiled for macOS by CI, not run there (see
+//! [`crate::process`]).
+//!
+//! What differs from Linux, besides what [`super::tracker`] says of a fast double fork: a
+//! harness killed by `SIGKILL` (or one that crashes) leaves its commands running, since nothing
+//! outside it watches for its death; any other exit ends them (the timeout, a cancelled turn,
+//! `SIGTERM`, `SIGHUP`, a closed terminal).
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cap_std::fs::Dir;
+use tokio::process::{Child, Command};
+
+use super::tracker::Tracker;
+use super::{Report, command_env, sessions};
+use crate::sandbox::Confinement;
+
+/// What the registry holds for a running command: its tracker.
+pub(super) type Handle = Arc<Tracker>;
+
+/// Asks each tracker to end its command and waits, `within` at most in all, until each has.
+pub(super) fn end_handles(trackers: &[Handle], within: Duration) {
+    for tracker in trackers {
+        tracker.end();
+    }
+    let deadline = std::time::Instant::now() + within;
+    for tracker in trackers {
+        tracker.wait_ended(deadline.saturating_duration_since(std::time::Instant::now()));
+    }
+}
+
+/// Nothing to do on macOS: another process of the user cannot read the harness's memory
+/// without the debugger entitlement or root, and the sandbox's `process-info*` rule keeps the
+/// harness's arguments and environment closed to commands. The key is also wiped from the
+/// environment at start (`config::withdraw_keys_from_environment`).
+pub fn protect_harness() {}
+
+/// A running command: its tracker. Dropping it ends the command ([`Session::stop`]).
+#[derive(Debug)]
+pub struct Session {
+    id: u64,
+    tracker: Handle,
+    command: Option<i32>,
+}
+
+impl Session {
+    /// The pid of the command's `sh`, which leads the command's session and process group.
+    pub fn command_pid(&self) -> Option<i32> {
+        self.command
+    }
+
+    /// Asks for the command's end: every process of it is killed within about two seconds, on
+    /// the tracker's thread. Does not wait. Harmless once ended.
+    pub fn stop(&self) {
+        self.tracker.end();
+    }
+
+    /// Waits for the command to end: for `child` (`sh`, as [`spawn_shell`] returned it) to
+    /// exit, then for everything it left running to be killed (which also closes the pipes
+    /// those held). Then `sh`'s status and how many processes were stopped.
+    ///
+    /// # Errors
+    /// Waiting for `sh` failed.
+    pub async fn finish(&mut self, child: &mut Child) -> io::Result<Report> {
+        let status = child.wait().await?;
+        self.tracker.end();
+        let tracker = Arc::clone(&self.tracker);
+        let stopped = tokio::task::spawn_blocking(move || tracker.wait_ended(Duration::from_secs(10)))
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        Ok(Report { status: Some(status), stopped })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop();
+        sessions().live.remove(&self.id);
+    }
+}
+
+/// Starts `sh -c command` for the `bash` tool: under `/usr/bin/sandbox-exec` with the
+/// `confinement`'s Seatbelt profile (or plain `sh` when there is none), in the folder `cwd` (by
+/// its handle, `fchdir`), in a new session, with stdin from `/dev/null`, stdout and stderr piped,
+/// and the environment of [`command_env`] plus `PWD`.
+///
+/// The returned `Child` is `sh`; [`Session::finish`] waits for it and for what it left.
+///
+/// # Errors
+/// The `io::Error` of the spawn, including one from the child's setup (`setsid`, `fchdir`);
+/// [`io::ErrorKind::Interrupted`] (`the harness is exiting`) once
+/// [`super::end_all_sessions`] has run.
+pub fn spawn_shell(
+    command: &str,
+    cwd: &Dir,
+    pwd: &std::path::Path,
+    confinement: Confinement,
+) -> io::Result<(Child, Session)> {
+    let (program, args) = confinement.command_line(command);
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(command_env())
+        .env("PWD", pwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let dir_fd = cwd.as_fd().as_raw_fd();
+    // SAFETY: the closure runs in the forked child before `exec` and only makes two system
+    // calls (setsid, fchdir); it allocates nothing. `dir_fd` stays open in the parent for the
+    // whole spawn, so the child's copy is valid.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            rustix::process::fchdir(BorrowedFd::borrow_raw(dir_fd))?;
+            Ok(())
+        });
+    }
+    // Held across the spawn: the SIGTERM handler must not take its list while this command
+    // already runs but is not in it yet.
+    let mut registry = sessions();
+    if registry.closed {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "the harness is exiting"));
+    }
+    let child = cmd.spawn()?;
+    let command = child.id().and_then(|id| i32::try_from(id).ok());
+    let Some(pid) = command else {
+        return Err(io::Error::other("sh exited before it could be followed"));
+    };
+    let tracker = Tracker::start(pid);
+    let id = registry.next;
+    registry.next += 1;
+    registry.live.insert(id, Arc::clone(&tracker));
+    Ok((child, Session { id, tracker, command }))
+}

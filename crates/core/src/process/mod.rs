@@ -1,0 +1,239 @@
+//! How a `bash` command is started and ended, so that nothing outlives its call: a command the
+//! model runs must not leave a process behind that goes on acting after the turn.
+//!
+//! On every system:
+//! - **A session of its own.** The command (`sh -c COMMAND`) leads a new session (`setsid`), so
+//!   it has no controlling terminal: it can neither read the user's keys nor inject keystrokes
+//!   with `TIOCSTI` into the terminal (which would answer a prompt such as `Allow? [y/N]`). Its
+//!   stdin is `/dev/null`.
+//! - **Ended whatever happens.** When `sh` exits, what it left running is stopped; on the
+//!   timeout, a cancelled turn or a dropped [`Session`], everything is. [`Session::finish`]
+//!   gives `sh`'s status and how many processes were stopped.
+//! - **The harness's own secrets stay home.** A command gets the user's environment without the
+//!   variables [`is_secret`] names (keys, tokens, passwords, credentials, PATs, the ssh agent's
+//!   socket) and without those whose value holds a URL with a password ([`is_secret_value`]).
+//! - **SIGTERM and SIGHUP** to the harness (a `kill`, a closed terminal) first end every running
+//!   command, then exit with 128 + the signal number, see [`end_commands_on_terminate_signals`].
+//!   A command is started and registered under one lock, which [`end_all_sessions`] also takes
+//!   and then closes, so no command escapes the ending by being half started (forked and
+//!   running, not yet registered) or started just after it, on any runtime flavour.
+//!
+//! How a command's processes are found differs:
+//! - **Linux** ([`linux`]): a supervisor process per command, a *subreaper*, to which every
+//!   process the command leaves comes back whatever it did to hide; it also ends the command
+//!   when the harness dies, even by `SIGKILL`. Tested end to end on Linux.
+//! - **macOS** (`macos`, with `tracker`): no subreaper exists there, so the harness follows the
+//!   command's processes in the process table (through the `sysinfo` crate): its session, its
+//!   process group, and every descendant seen while it runs, then kills them when the call ends.
+//!   The tracker is compiled and tested on Linux too, against the real process table; on macOS
+//!   it is compiled, not run, by CI.
+//!
+//! What escapes, everywhere: a process started for the command by a server outside it (tmux,
+//! `at`, a D-Bus service), which is why the sandbox refuses unix sockets. See the s02 README's
+//! threat model.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::process::ExitStatus;
+use std::sync::Mutex;
+use std::time::Duration;
+
+#[cfg(target_os = "linux")]
+pub mod linux;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(any(target_os = "macos", test))]
+pub(crate) mod tracker;
+
+#[cfg(target_os = "linux")]
+use linux::{Handle, end_handles};
+#[cfg(target_os = "linux")]
+pub use linux::{Session, protect_harness, spawn_shell};
+#[cfg(target_os = "macos")]
+use macos::{Handle, end_handles};
+#[cfg(target_os = "macos")]
+pub use macos::{Session, protect_harness, spawn_shell};
+
+/// How long the ending of a command keeps killing before it gives up on processes that will
+/// not die (a process stuck in the kernel, state `D`, dies only when the kernel lets it).
+const END_WITHIN: Duration = Duration::from_secs(2);
+
+/// Names withheld from commands when they hold one of these anywhere (any case).
+const SECRET_PARTS: [&str; 8] =
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE"];
+
+/// Names withheld from commands when one of their words (split at `_` and other
+/// non-alphanumerics, any case) is one of these: short words that are secrets only as words
+/// (`MYSQL_PWD`, `GH_PAT`, `NPM_CONFIG__AUTH`, `SSH_AUTH_SOCK`), not inside others (`PATH`,
+/// `GIT_AUTHOR_NAME`).
+const SECRET_WORDS: [&str; 8] = ["PWD", "PASS", "PW", "PAT", "AUTH", "CRED", "CREDS", "COOKIE"];
+
+/// The ssh and gpg agents' variables: their sockets hold the user's keys.
+const AGENT_VARS: [&str; 3] = ["SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO"];
+
+/// Whether an environment variable is withheld from commands by its name, compared
+/// case-insensitively: `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`; a name holding `KEY`,
+/// `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `CREDENTIAL` or `PRIVATE`; a name with
+/// one of the words `PWD` (but `PWD` itself, the working folder, is kept), `PASS`, `PW`, `PAT`,
+/// `AUTH`, `CRED`, `CREDS`, `COOKIE`; the ssh and gpg agents' variables (`SSH_AUTH_SOCK`, …).
+/// Codex's exclude policy (`*KEY*`, `*SECRET*`, `*TOKEN*`) widened.
+pub fn is_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    if upper == "PWD" {
+        return false;
+    }
+    SECRET_PARTS.iter().any(|s| upper.contains(s))
+        || upper.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| SECRET_WORDS.contains(&w))
+        || AGENT_VARS.contains(&upper.as_str())
+}
+
+/// Whether a variable's value holds a password in a URL: `scheme://user:password@host…`
+/// anywhere in it (`DATABASE_URL=postgres://u:pw@db/x`, `HTTPS_PROXY=http://u:pw@proxy:3128`).
+/// A URL with a user and no password (`ssh://git@host`) is not a secret.
+pub fn is_secret_value(value: &str) -> bool {
+    value.match_indices("://").any(|(i, _)| {
+        let rest = &value[i + 3..];
+        let authority = rest.split(['/', '?', '#', ' ', '"', '\'']).next().unwrap_or_default();
+        authority.rsplit_once('@').is_some_and(|(userinfo, _)| {
+            userinfo.split_once(':').is_some_and(|(_, password)| !password.is_empty())
+        })
+    })
+}
+
+/// The environment a command gets: the harness's own, less the variables [`is_secret`] or
+/// [`is_secret_value`] names. A name or value that is not valid UTF-8 is judged by its lossy
+/// form.
+pub fn command_env() -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(k, v)| !is_secret(&k.to_string_lossy()) && !is_secret_value(&v.to_string_lossy()))
+        .collect()
+}
+
+/// What is known when a command has ended: how `sh` ended, and how many processes it left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// How `sh` ended, when it was reaped.
+    pub status: Option<ExitStatus>,
+    /// How many other processes were killed: after `sh` exited on its own, those `sh` left
+    /// running in the background.
+    pub stopped: usize,
+}
+
+/// The commands still running (by a number of their own, with the handle that ends each), and
+/// whether [`end_all_sessions`] has closed the registry to new commands.
+struct Registry {
+    live: BTreeMap<u64, Handle>,
+    next: u64,
+    closed: bool,
+}
+
+/// Every running command, for [`end_all_sessions`]. [`spawn_shell`] holds the lock from before
+/// the spawn until the new command is in `live`.
+static SESSIONS: Mutex<Registry> = Mutex::new(Registry { live: BTreeMap::new(), next: 0, closed: false });
+
+fn sessions() -> std::sync::MutexGuard<'static, Registry> {
+    SESSIONS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Ends every running command, for the SIGTERM/SIGHUP handler: asks each to end and waits until
+/// they have (three seconds at most). Closes the registry first: from then on
+/// [`spawn_shell`] refuses to start a command, so none starts between this call and the
+/// harness's exit. A spawn in progress on another thread finishes and registers first.
+pub fn end_all_sessions() {
+    let handles: Vec<Handle> = {
+        let mut registry = sessions();
+        registry.closed = true;
+        registry.live.values().cloned().collect()
+    };
+    end_handles(&handles, END_WITHIN + Duration::from_secs(1));
+}
+
+/// Installs the handler for SIGTERM and SIGHUP (a `kill`, a closed terminal): it ends every
+/// running command, then exits with 143 (SIGTERM) or 129 (SIGHUP). Needs a Tokio runtime.
+/// Ctrl-C (SIGINT) is left to the REPL, which cancels the turn.
+pub fn end_commands_on_terminate_signals() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        return;
+    };
+    tokio::spawn(async move {
+        let code = tokio::select! {
+            _ = term.recv() => 128 + 15,
+            _ = hup.recv() => 128 + 1,
+        };
+        end_all_sessions();
+        std::process::exit(code);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_recognised_by_name() {
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "GITHUB_TOKEN",
+            "aws_secret_access_key",
+            "DB_PASSWORD",
+            "ssh_key_path",
+            "MYSQL_PWD",
+            "GH_PAT",
+            "NPM_CONFIG__AUTH",
+            "npm_config__auth",
+            "SMTP_PASS",
+            "REDIS_PW",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "AWS_CREDS",
+            "GPG_PASSPHRASE",
+            "SSH_AUTH_SOCK",
+            "SSH_AGENT_PID",
+            "GPG_AGENT_INFO",
+        ] {
+            assert!(is_secret(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "PWD",
+            "OLDPWD",
+            "ANTHROPIC_BASE_URL",
+            "MODEL_ID",
+            "LANG",
+            "TERM",
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "PYTHONPATH",
+            "MANPATH",
+            "XDG_RUNTIME_DIR",
+            "PASSENGER_ENV",
+            "HTTPS_PROXY",
+        ] {
+            assert!(!is_secret(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn urls_with_a_password_are_secret_values() {
+        for value in [
+            "postgres://u:pw@db.example/x",
+            "http://user:p%40ss@proxy:3128",
+            "-Dproxy=https://a:b@h:1/path",
+            "mysql://root:secret@127.0.0.1:3306",
+        ] {
+            assert!(is_secret_value(value), "{value}");
+        }
+        for value in [
+            "http://proxy:3128",
+            "ssh://git@github.com/x/y",
+            "https://example.com/a:b@c",
+            "user:pass@host",
+            "",
+            "http://:@h",
+        ] {
+            assert!(!is_secret_value(value), "{value}");
+        }
+    }
+}
