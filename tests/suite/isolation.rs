@@ -995,7 +995,9 @@ fn a_key_in_dotenv_is_reported_once_at_start() {
 /// Harmless programs keep working under the default sandbox, in the workspace: git (init, commit,
 /// log), python3 (a subprocess, a thread pool, a socketpair) and cargo (a new package, built
 /// offline and run; with a `CARGO_HOME` of its own, so that it never waits for the lock of a
-/// cargo running elsewhere on the machine).
+/// cargo running elsewhere on the machine). Git's automatic maintenance is off: from git 2.47 a
+/// commit starts it detached, and on a loaded machine it may still run when `sh` exits, so the
+/// call rightly stops it and says so.
 #[test]
 fn git_python3_and_cargo_work_under_the_sandbox() {
     let ws = tempfile::tempdir().unwrap();
@@ -1005,7 +1007,7 @@ fn git_python3_and_cargo_work_under_the_sandbox() {
         &[],
         &[
             "git init -q repo && cd repo && echo hi > a && git add a && \
-             git -c user.name=t -c user.email=t@e commit -qm first && git log --format=%s"
+             git -c user.name=t -c user.email=t@e -c maintenance.auto=false -c gc.auto=0 commit -qm first && git log --format=%s"
                 .to_owned(),
             "python3 -c \"import subprocess, socket, concurrent.futures as f; \
              print(subprocess.run(['echo', 'sub'], capture_output=True, text=True).stdout.strip()); \

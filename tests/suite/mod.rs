@@ -4,6 +4,9 @@ mod chapter_diffs;
 mod endpoint;
 mod extension_point;
 mod hooks;
+// The sandbox's attacks, each against the Linux mechanism (Landlock, seccomp, the subreaper).
+// macOS builds everything else; its sandbox's profile is tested in agent-core.
+#[cfg(target_os = "linux")]
 mod isolation;
 mod prompt_cache;
 mod repl;

@@ -162,11 +162,12 @@ pub struct CommonArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub bash_timeout: u64,
 
-    /// What bash commands may write (Landlock, Linux): workspace-write = the workspace, the temp
-    /// folders and /dev/null & co.; read-only = nothing but those devices; off = no sandbox.
-    /// Reading is allowed everywhere. Both sandboxed modes also keep commands from signalling
-    /// other processes, opening unix sockets (seccomp), making device nodes, and, as root, from
-    /// every capability. Where Landlock or seccomp is missing, a line says so at start.
+    /// What bash commands may write (Landlock and seccomp on Linux, Seatbelt on macOS):
+    /// workspace-write = the workspace, the temp folders and /dev/null & co.; read-only = nothing
+    /// but those devices; off = no sandbox. Reading is allowed everywhere. Both sandboxed modes
+    /// also keep commands from signalling other processes, opening unix sockets, making device
+    /// nodes, and, as root on Linux, from every capability. Where the sandbox cannot be had in
+    /// full, a line says so at start.
     #[arg(
         long,
         value_name = "MODE",
@@ -178,15 +179,16 @@ pub struct CommonArgs {
     )]
     pub sandbox: SandboxMode,
 
-    /// Deny bash commands every TCP connection and listening socket (Landlock ABI 4, Linux 6.7;
-    /// UDP and DNS are not covered).
+    /// Deny bash commands every TCP connection and listening socket (Linux 6.7, where UDP and
+    /// DNS are not covered; on macOS, every network use).
     #[arg(long)]
     pub no_network: bool,
 
     /// Let bash commands open unix sockets, and so reach servers outside the command: tmux,
     /// screen, a D-Bus bus, docker.sock, the ssh agent (each can run commands or use keys for
-    /// them). Off by default: a seccomp filter refuses socket(AF_UNIX); socketpair works either way.
-    /// Abstract sockets of other processes stay out of reach (Landlock ABI 6).
+    /// them). Off by default: a seccomp filter refuses socket(AF_UNIX) on Linux, the Seatbelt
+    /// profile every socket path on macOS; socketpair works either way. Abstract sockets of other
+    /// processes stay out of reach (Linux, Landlock ABI 6).
     #[arg(long)]
     pub allow_unix_sockets: bool,
 
