@@ -24,15 +24,15 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use cap_std::fs::Dir;
 use rustix::process::{Pid, PidfdFlags, Signal};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
-use super::{END_WITHIN, Report, command_env, sessions};
+use super::{END_WITHIN, Report, sessions, shell_command, spawn_registered};
 use crate::sandbox::Confinement;
 
 /// What the registry holds for a running command: its supervisor's pidfd.
@@ -188,15 +188,7 @@ pub fn spawn_shell(
     pwd: &std::path::Path,
     confinement: Confinement,
 ) -> io::Result<(Child, Session)> {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .env_clear()
-        .envs(command_env())
-        .env("PWD", pwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = shell_command("sh", ["-c", command], pwd);
     let (report_read, report_write) = pipe()?;
     rustix::io::ioctl_fionbio(&report_read, true)?;
     let (dir_fd, report_fd, lifeline_fd) = (cwd.as_fd().as_raw_fd(), report_write.as_raw_fd(), lifeline());
@@ -214,32 +206,25 @@ pub fn spawn_shell(
             confinement.apply()
         });
     }
-    // Held across the fork and exec: a SIGTERM handler on another thread must not take its list
-    // of supervisors while this command already runs but is not in it yet. The child touches no
-    // lock before `exec`.
-    let mut registry = sessions();
-    if registry.closed {
-        return Err(io::Error::new(io::ErrorKind::Interrupted, "the harness is exiting"));
-    }
-    let child = cmd.spawn()?;
-    // Only the supervisor writes reports: without the harness's copy, the pipe reaches EOF when
-    // it exits.
-    drop(report_write);
-    // The supervisor is this process's child and not yet reaped, so its pid names it here.
-    let supervisor = child
-        .id()
-        .and_then(|id| Pid::from_raw(i32::try_from(id).ok()?))
-        .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok())
-        .map(Arc::new);
-    // The supervisor wrote the command's pid before closing its copy of std's exec-error pipe,
-    // which `spawn` waits for: it is there.
-    let mut pid = [0u8; 4];
-    let command = (read_some(&report_read, &mut pid) == 4).then(|| i32::from_ne_bytes(pid));
-    let id = registry.next;
-    registry.next += 1;
-    if let Some(fd) = &supervisor {
-        registry.live.insert(id, Arc::clone(fd));
-    }
+    // The child touches no lock before `exec`: the registry's lock is safe to hold across it.
+    let ((child, supervisor, command), id) = spawn_registered(|| {
+        let child = cmd.spawn()?;
+        // Only the supervisor writes reports: without the harness's copy, the pipe reaches EOF
+        // when it exits.
+        drop(report_write);
+        // The supervisor is this process's child and not yet reaped, so its pid names it here.
+        let supervisor = child
+            .id()
+            .and_then(|id| Pid::from_raw(i32::try_from(id).ok()?))
+            .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok())
+            .map(Arc::new);
+        // The supervisor wrote the command's pid before closing its copy of std's exec-error
+        // pipe, which `spawn` waits for: it is there.
+        let mut pid = [0u8; 4];
+        let command = (read_some(&report_read, &mut pid) == 4).then(|| i32::from_ne_bytes(pid));
+        let handle = supervisor.clone();
+        Ok(((child, supervisor, command), handle))
+    })?;
     Ok((child, Session { id: Some(id), supervisor, report: Some(report_read), command }))
 }
 

@@ -11,15 +11,14 @@
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use cap_std::fs::Dir;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 use super::tracker::Tracker;
-use super::{Report, command_env, sessions};
+use super::{Report, sessions, shell_command, spawn_registered};
 use crate::sandbox::Confinement;
 
 /// What the registry holds for a running command: its tracker.
@@ -106,14 +105,7 @@ pub fn spawn_shell(
     confinement: Confinement,
 ) -> io::Result<(Child, Session)> {
     let (program, args) = confinement.command_line(command);
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env_clear()
-        .envs(command_env())
-        .env("PWD", pwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = shell_command(program, args, pwd);
     let dir_fd = cwd.as_fd().as_raw_fd();
     // SAFETY: the closure runs in the forked child before `exec` and only makes two system
     // calls (setsid, fchdir); it allocates nothing. `dir_fd` stays open in the parent for the
@@ -127,20 +119,13 @@ pub fn spawn_shell(
             Ok(())
         });
     }
-    // Held across the spawn: the SIGTERM handler must not take its list while this command
-    // already runs but is not in it yet.
-    let mut registry = sessions();
-    if registry.closed {
-        return Err(io::Error::new(io::ErrorKind::Interrupted, "the harness is exiting"));
-    }
-    let child = cmd.spawn()?;
-    let command = child.id().and_then(|id| i32::try_from(id).ok());
-    let Some(pid) = command else {
-        return Err(io::Error::other("sh exited before it could be followed"));
-    };
-    let tracker = Tracker::start(pid);
-    let id = registry.next;
-    registry.next += 1;
-    registry.live.insert(id, Arc::clone(&tracker));
-    Ok((child, Session { id, tracker, command }))
+    let ((child, tracker, command), id) = spawn_registered(|| {
+        let child = cmd.spawn()?;
+        let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
+            return Err(io::Error::other("sh exited before it could be followed"));
+        };
+        let tracker = Tracker::start(pid);
+        Ok(((child, Arc::clone(&tracker), pid), Some(tracker)))
+    })?;
+    Ok((child, Session { id, tracker, command: Some(command) }))
 }

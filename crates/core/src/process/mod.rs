@@ -33,10 +33,14 @@
 //! threat model.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
-use std::process::ExitStatus;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
+
+use tokio::process::Command;
 
 #[cfg(target_os = "linux")]
 pub mod linux;
@@ -133,6 +137,45 @@ static SESSIONS: Mutex<Registry> = Mutex::new(Registry { live: BTreeMap::new(), 
 
 fn sessions() -> std::sync::MutexGuard<'static, Registry> {
     SESSIONS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `program args…` as every system starts a command's `sh`: the environment of [`command_env`]
+/// plus `PWD`, stdin from `/dev/null`, stdout and stderr piped.
+fn shell_command<I, S>(program: impl AsRef<OsStr>, args: I, pwd: &Path) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(command_env())
+        .env("PWD", pwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs `spawn` under the registry's lock and registers the handle it gives (if any) under a new
+/// number, returned with `spawn`'s value. Held across the spawn so that [`end_all_sessions`], on
+/// another thread, cannot take its list while a command already runs but is not in it yet.
+///
+/// # Errors
+/// `spawn`'s error; [`io::ErrorKind::Interrupted`] (`the harness is exiting`), without calling
+/// `spawn`, once [`end_all_sessions`] has closed the registry.
+fn spawn_registered<T>(spawn: impl FnOnce() -> io::Result<(T, Option<Handle>)>) -> io::Result<(T, u64)> {
+    let mut registry = sessions();
+    if registry.closed {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "the harness is exiting"));
+    }
+    let (value, handle) = spawn()?;
+    let id = registry.next;
+    registry.next += 1;
+    if let Some(handle) = handle {
+        registry.live.insert(id, handle);
+    }
+    Ok((value, id))
 }
 
 /// Ends every running command, for the SIGTERM/SIGHUP handler: asks each to end and waits until

@@ -12,12 +12,7 @@ mod sse_client;
 mod sse_client_reqwest;
 mod sse_framing;
 mod tools_bash;
-// Landlock and seccomp at work: Linux only (the macOS profile's tests are agent-core's own).
-#[cfg(target_os = "linux")]
 mod tools_bash_sandbox;
-// Seatbelt and the tracker at work: macOS only, compiled by CI for macOS, run on a Mac.
-#[cfg(target_os = "macos")]
-mod tools_bash_seatbelt;
 mod tools_glob;
 mod tools_input;
 mod tools_read_file;

@@ -10,7 +10,7 @@
 //! | `process-exec`, `process-fork` | running programs; each inherits the profile |
 //! | `signal`, `process-info*` with `(target same-sandbox)` | signalling and inspecting only its own processes: not the harness, not the user's other programs |
 //! | `file-read*` | reading every file, as on Linux |
-//! | `file-write-data` on [`DEVICES`] | writing the usual character devices, in every mode |
+//! | `file-write-data` on [`DEVICES`], `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` | writing the usual character devices and the command's own open streams, in every mode |
 //! | `file-write*` under the parameters `WRITABLE_0`, `WRITABLE_1`, … | writing the workspace and the temp folders (`workspace-write` only) |
 //! | `sysctl-read`, `user-preference-read`, `mach-host*`, `ipc-posix-sem`, the user-lookup service, its own pseudo-terminals | what ordinary programs ask of the system (CPU count, user names, Python's semaphores) |
 //! | IP `network-outbound`, `-inbound`, `-bind`; name resolution; certificate checks | the network (not with `--no-network`) |
@@ -87,6 +87,7 @@ impl Policy {
             p.push_str(&format!("\n      (literal \"{dev}\")"));
         }
         p.push_str(")))\n");
+        p.push_str(STANDARD_STREAMS);
         if !self.writable.is_empty() {
             p.push_str("\n; Writing: the workspace and the temp folders, with everything beneath them.\n(allow file-write*");
             for i in 0..self.writable.len() {
@@ -163,6 +164,14 @@ const BASE: &str = r#"(version 1)
   (require-all
     (regex #"^/dev/ttys[0-9]+$")
     (extension "com.apple.sandbox.pty")))
+"#;
+
+/// Writing through `/dev/stdout`, `/dev/stderr` and `/dev/fd/N` (`echo oops >/dev/stderr`): each
+/// reopens a descriptor the command already holds, so it reaches nothing new.
+const STANDARD_STREAMS: &str = r#"(allow file-write-data
+  (literal "/dev/stdout")
+  (literal "/dev/stderr")
+  (regex #"^/dev/fd/[0-9]+$"))
 "#;
 
 /// The network rules (not with `--no-network`): IP sockets in both directions, then the

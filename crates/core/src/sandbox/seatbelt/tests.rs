@@ -110,11 +110,16 @@ fn read_only_writes_nothing_but_the_devices() {
     let forms = parse(&profile_of(SandboxMode::ReadOnly, false, false));
     assert!(allows(&forms, "file-write*").is_empty(), "{forms:#?}");
     let data = allows(&forms, "file-write-data");
-    assert_eq!(data.len(), 1);
+    assert_eq!(data.len(), 2, "{data:#?}");
     assert!(data[0].contains("(vnode-type CHARACTER-DEVICE)"), "{}", data[0]);
     for dev in DEVICES {
         assert!(data[0].contains(&format!("(literal \"{dev}\")")), "{dev} in {}", data[0]);
     }
+    // The command's own streams by name, and nothing else under /dev/fd.
+    assert_eq!(
+        data[1].as_str(),
+        "(allow file-write-data (literal \"/dev/stdout\") (literal \"/dev/stderr\") (regex #\"^/dev/fd/[0-9]+$\"))"
+    );
     // Only the pseudo-terminals the command makes itself, not the user's terminal.
     let pty = forms.iter().find(|f| f.contains("ttys")).map(String::as_str).unwrap_or_default();
     assert!(pty.contains("(extension \"com.apple.sandbox.pty\")"), "{pty}");
