@@ -17,6 +17,9 @@
 //!          (compaction.rs)
 //! ```
 //!
+//! Linux only: its memory and process figures come from `/proc`, and on macOS it says so and
+//! exits with 2.
+//!
 //! Run it with `cargo run --release -p bench` (add `-- --quick` for a smoke run). It builds
 //! `s03` itself (profile `dist`: release with LTO), prints one line per figure (`label  value
 //! target < bound  PASS|FAIL`, or `info` for a figure reported without a bound), and exits 1 when
@@ -156,6 +159,15 @@ fn main() -> ExitCode {
         return floor::peer_main(&args[2..]);
     }
     let cli = Cli::parse();
+    // Memory, CPU of children and the processes a command leaves are read from /proc: elsewhere
+    // they would read as zero and pass every bound.
+    if !cfg!(target_os = "linux") {
+        eprintln!(
+            "bench: the figures are read from /proc, so the bench runs on Linux only (on a Mac, in a \
+             Linux VM or container); BENCHMARKS.md has the Linux figures"
+        );
+        return ExitCode::from(2);
+    }
     let mut scale = if cli.quick { Scale::QUICK } else { Scale::FULL };
     if let Some(rounds) = cli.rounds {
         scale.rounds = usize::try_from(rounds).unwrap_or(usize::MAX);
