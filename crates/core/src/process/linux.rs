@@ -168,7 +168,7 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 
 /// Starts `sh -c command` for the `bash` tool, under a supervisor of its own (see the module
 /// docs): in the folder `cwd` (by its handle, `fchdir`), in a new session, with stdin from
-/// `/dev/null`, stdout and stderr piped, the environment of [`command_env`] plus `PWD`, and the
+/// `/dev/null`, stdout and stderr piped, the environment of [`command_env`](super::command_env) plus `PWD`, and the
 /// `confinement` applied to `sh` alone just before `exec`.
 ///
 /// The returned `Child` is the supervisor: it exits once the command and every process it left

@@ -90,7 +90,7 @@ impl Drop for Session {
 /// Starts `sh -c command` for the `bash` tool: under `/usr/bin/sandbox-exec` with the
 /// `confinement`'s Seatbelt profile (or plain `sh` when there is none), in the folder `cwd` (by
 /// its handle, `fchdir`), in a new session, with stdin from `/dev/null`, stdout and stderr piped,
-/// and the environment of [`command_env`] plus `PWD`.
+/// and the environment of [`command_env`](super::command_env) plus `PWD`.
 ///
 /// The returned `Child` is `sh`; [`Session::finish`] waits for it and for what it left.
 ///
