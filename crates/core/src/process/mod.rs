@@ -19,7 +19,7 @@
 //!   running, not yet registered) or started just after it, on any runtime flavour.
 //!
 //! How a command's processes are found differs:
-//! - **Linux** ([`linux`]): a supervisor process per command, a *subreaper*, to which every
+//! - **Linux** (`linux`): a supervisor process per command, a *subreaper*, to which every
 //!   process the command leaves comes back whatever it did to hide; it also ends the command
 //!   when the harness dies, even by `SIGKILL`. Tested end to end on Linux.
 //! - **macOS** (`macos`, with `tracker`): no subreaper exists there, so the harness follows the

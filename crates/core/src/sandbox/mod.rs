@@ -14,7 +14,7 @@
 //! with `--no-network`, makes no TCP connection.
 //!
 //! Each system has its own mechanism, behind the same [`Sandbox`]:
-//! - **Linux** ([`linux`]): Landlock, a seccomp filter and, under root, no capabilities, applied
+//! - **Linux** (`linux`): Landlock, a seccomp filter and, under root, no capabilities, applied
 //!   to `sh` between `fork` and `exec`. Tested end to end on Linux.
 //! - **macOS** (`macos`, with the profile text in [`seatbelt`]): a Seatbelt profile given to
 //!   `/usr/bin/sandbox-exec`, as the Codex CLI does. The profile is generated here and locked by
