@@ -452,6 +452,9 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(_) => ExitCode::from(1),
     };
+    // A command cancelled just now may still be ending (on macOS its tracker's last rounds):
+    // the harness exits once none is left.
+    agent_core::process::end_all_sessions();
     // `.env` is never changed silently: whatever the answers were, say so at exit.
     for line in dotenv.iter().flat_map(DotEnvWatch::changes) {
         ui.warning(&line);

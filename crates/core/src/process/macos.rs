@@ -5,9 +5,10 @@
 //! [`crate::process`]).
 //!
 //! What differs from Linux, besides what [`super::tracker`] says of a fast double fork: a
-//! harness killed by `SIGKILL` (or one that crashes) leaves its commands running, since nothing
-//! outside it watches for its death; any other exit ends them (the timeout, a cancelled turn,
-//! `SIGTERM`, `SIGHUP`, a closed terminal).
+//! harness killed by `SIGKILL` (or one that aborts) leaves its commands running, since nothing
+//! outside it watches for its death. Its other ends end them: the timeout, a cancelled turn (what
+//! is known dies at once, on the cancelling thread), `SIGTERM`, `SIGHUP`, and a normal exit, which
+//! waits for the trackers still at work ([`super::end_all_sessions`]).
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
@@ -24,10 +25,11 @@ use crate::sandbox::Confinement;
 /// What the registry holds for a running command: its tracker.
 pub(super) type Handle = Arc<Tracker>;
 
-/// Asks each tracker to end its command and waits, `within` at most in all, until each has.
+/// Ends each tracker's command (what is known at once, then the rest on its thread) and waits,
+/// `within` at most in all, until each is done.
 pub(super) fn end_handles(trackers: &[Handle], within: Duration) {
     for tracker in trackers {
-        tracker.end();
+        tracker.kill_known();
     }
     let deadline = std::time::Instant::now() + within;
     for tracker in trackers {
@@ -55,10 +57,11 @@ impl Session {
         self.command
     }
 
-    /// Asks for the command's end: every process of it is killed within about two seconds, on
-    /// the tracker's thread. Does not wait. Harmless once ended.
+    /// Ends the command now: `sh`'s process group and every process of it already seen are
+    /// killed on this thread, and the tracker's thread finds and kills the rest within about two
+    /// seconds. Does not wait for that. Harmless once the end was asked.
     pub fn stop(&self) {
-        self.tracker.end();
+        self.tracker.kill_known();
     }
 
     /// Waits for the command to end: for `child` (`sh`, as [`spawn_shell`] returned it) to
@@ -81,9 +84,13 @@ impl Session {
 }
 
 impl Drop for Session {
+    /// Ends the command ([`Session::stop`]). Its tracker stays registered until its end is
+    /// done, so that [`super::end_all_sessions`], at the harness's exit, waits for it.
     fn drop(&mut self) {
         self.stop();
-        sessions().live.remove(&self.id);
+        if self.tracker.ended() {
+            sessions().live.remove(&self.id);
+        }
     }
 }
 
@@ -124,7 +131,12 @@ pub fn spawn_shell(
         let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
             return Err(io::Error::other("sh exited before it could be followed"));
         };
-        let tracker = Tracker::start(pid);
+        let tracker = Tracker::start(pid).map_err(|e| {
+            // Unfollowed, it must not run.
+            // SAFETY: kill takes numbers; `pid` leads its own process group.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            io::Error::other(format!("cannot start the thread that follows the command: {e}"))
+        })?;
         Ok(((child, Arc::clone(&tracker), pid), Some(tracker)))
     })?;
     Ok((child, Session { id, tracker, command: Some(command) }))

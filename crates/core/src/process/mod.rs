@@ -169,6 +169,9 @@ fn spawn_registered<T>(spawn: impl FnOnce() -> io::Result<(T, Option<Handle>)>) 
     if registry.closed {
         return Err(io::Error::new(io::ErrorKind::Interrupted, "the harness is exiting"));
     }
+    // A dropped session's tracker stays registered until its end is done: forget the done ones.
+    #[cfg(target_os = "macos")]
+    registry.live.retain(|_, tracker| !tracker.ended());
     let (value, handle) = spawn()?;
     let id = registry.next;
     registry.next += 1;
@@ -178,8 +181,8 @@ fn spawn_registered<T>(spawn: impl FnOnce() -> io::Result<(T, Option<Handle>)>) 
     Ok((value, id))
 }
 
-/// Ends every running command, for the SIGTERM/SIGHUP handler: asks each to end and waits until
-/// they have (three seconds at most). Closes the registry first: from then on
+/// Ends every running command, for the SIGTERM/SIGHUP handler and the harness's exit: asks each
+/// to end and waits until they have (three seconds at most). Closes the registry first: from then on
 /// [`spawn_shell`] refuses to start a command, so none starts between this call and the
 /// harness's exit. A spawn in progress on another thread finishes and registers first.
 pub fn end_all_sessions() {

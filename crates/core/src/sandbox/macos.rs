@@ -4,13 +4,16 @@
 //!
 //! | mode | a command may write |
 //! |---|---|
-//! | `workspace-write` (default) | the workspace (`.git` included, by its real path now), `/private/tmp`, `/private/var/tmp`, `$TMPDIR` and the user's temp and cache folders under `/private/var/folders`, and the usual character devices |
+//! | `workspace-write` (default) | the workspace (`.git` included, by its real path now), `/private/tmp`, `/private/var/tmp`, `$TMPDIR` and the user's temp folder under `/private/var/folders`, and the usual character devices |
 //! | `read-only` | only those character devices |
 //!
 //! The workspace is named by the path its open handle has at each command (`F_GETPATH`), so a
 //! workspace folder moved away and replaced by a symlink does not move the grant, as on Linux.
 //! `--no-network` takes away every network rule, UDP included. What Seatbelt leaves, as Landlock
-//! does on Linux: reading any file the user can read.
+//! does on Linux: reading any file the user can read. What differs from Linux for ordinary
+//! commands: macOS's `/bin/sh` (bash 3.2) writes a here-document to a temp file, so under
+//! `read-only` a here-document fails; hard links are refused everywhere (tools fall back to
+//! copying).
 
 use std::ffi::{CStr, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -22,7 +25,7 @@ use super::{Sandbox, SandboxMode};
 use crate::workspace::Workspace;
 
 /// Temp folders that `workspace-write` commands may write (real paths: `/tmp` is a symlink to
-/// `/private/tmp`), plus `$TMPDIR` and the user's temp and cache folders.
+/// `/private/tmp`), plus `$TMPDIR` and the user's temp folder.
 const TEMP_FOLDERS: [&str; 2] = ["/private/tmp", "/private/var/tmp"];
 
 /// Whether `/usr/bin/sandbox-exec` is there (it is on every macOS since 10.5), asked once.
@@ -31,7 +34,24 @@ fn sandbox_exec_present() -> bool {
     *PRESENT.get_or_init(|| Path::new(SANDBOX_EXEC).is_file())
 }
 
-/// A `confstr` path (`_CS_DARWIN_USER_TEMP_DIR`, `_CS_DARWIN_USER_CACHE_DIR`), when set.
+/// Whether `sandbox-exec` can apply a profile here, tried once with one that allows everything:
+/// it cannot when the harness itself runs inside a sandbox (another agent's, an app's), and every
+/// command would then fail.
+fn sandbox_exec_works() -> bool {
+    static WORKS: OnceLock<bool> = OnceLock::new();
+    *WORKS.get_or_init(|| {
+        sandbox_exec_present()
+            && std::process::Command::new(SANDBOX_EXEC)
+                .args(["-p", "(version 1)(allow default)", "/usr/bin/true"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+    })
+}
+
+/// A `confstr` path (`_CS_DARWIN_USER_TEMP_DIR`), when set.
 fn confstr_path(name: libc::c_int) -> Option<PathBuf> {
     let mut buf = [0 as libc::c_char; libc::PATH_MAX as usize + 1];
     // SAFETY: confstr writes at most `buf.len()` bytes, NUL included, into the buffer.
@@ -46,9 +66,9 @@ fn confstr_path(name: libc::c_int) -> Option<PathBuf> {
 
 impl Sandbox {
     /// Whether commands really run inside Seatbelt: a mode other than `off`, with
-    /// `/usr/bin/sandbox-exec` present.
+    /// `/usr/bin/sandbox-exec` present and able to apply a profile.
     pub fn active(&self) -> bool {
-        self.mode != SandboxMode::Off && sandbox_exec_present()
+        self.mode != SandboxMode::Off && sandbox_exec_works()
     }
 
     /// Whether commands are refused unix sockets: sandboxed, without `--allow-unix-sockets`.
@@ -57,12 +77,21 @@ impl Sandbox {
     }
 
     /// The line to print once at start when the sandbox asked for cannot be had: `sandbox-exec`
-    /// is missing. `None` when all is as asked.
+    /// is missing or cannot apply a profile. `None` when all is as asked.
     pub fn notice(&self) -> Option<String> {
-        (self.mode != SandboxMode::Off && !sandbox_exec_present()).then(|| {
-            format!(
+        if self.mode == SandboxMode::Off {
+            return None;
+        }
+        if !sandbox_exec_present() {
+            return Some(format!(
                 "sandbox: {SANDBOX_EXEC} is missing, so bash commands run UNSANDBOXED and can write anywhere \
                  you can"
+            ));
+        }
+        (!sandbox_exec_works()).then(|| {
+            format!(
+                "sandbox: {SANDBOX_EXEC} cannot apply a profile here (is the harness itself inside a \
+                 sandbox?), so bash commands run UNSANDBOXED and can write anywhere you can"
             )
         })
     }
@@ -81,11 +110,11 @@ impl Sandbox {
             let root = rustix::fs::getpath(ws.dir())
                 .map_err(|e| format!("cannot tell where the workspace folder is now: {e}"))?;
             writable.push(PathBuf::from(OsStr::from_bytes(root.to_bytes())));
-            let temps = TEMP_FOLDERS.iter().map(PathBuf::from).chain(crate::config::tmpdir()).chain(
-                [libc::_CS_DARWIN_USER_TEMP_DIR, libc::_CS_DARWIN_USER_CACHE_DIR]
-                    .into_iter()
-                    .filter_map(confstr_path),
-            );
+            let temps = TEMP_FOLDERS
+                .iter()
+                .map(PathBuf::from)
+                .chain(crate::config::tmpdir())
+                .chain(confstr_path(libc::_CS_DARWIN_USER_TEMP_DIR));
             for dir in temps {
                 // Seatbelt compares real paths; a folder that does not exist is left out.
                 if let Ok(real) = std::fs::canonicalize(&dir)

@@ -190,6 +190,21 @@ async fn no_network_denies_tcp_connections() -> TestResult {
     let closed = with_sandbox(SandboxMode::WorkspaceWrite, true)?;
     let out = run(&closed, &connect).await;
     assert!(out.content.contains(DENIED) && !out.content.contains("connected"), "{out:?}");
+    // Sockets of its own still work without the network.
+    let pair = "python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'x'); print('pair:', b.recv(1).decode())\"";
+    assert_eq!(run(&closed, pair).await, ToolOutcome::ok("pair: x"));
+    Ok(())
+}
+
+/// Under Seatbelt a command cannot read the harness's arguments and environment
+/// (`kern.procargs2`, which `ps -E` reads); on Linux the harness is not dumpable, which
+/// `tests/suite/isolation.rs` checks.
+#[cfg(target_os = "macos")]
+#[tokio::test]
+async fn the_harness_environment_stays_closed() -> TestResult {
+    let fx = Fixture::new()?;
+    let out = run(&fx, "ps -E -ww -o command= -p $PPID; echo done").await;
+    assert!(out.content.ends_with("done") && !out.content.contains("PATH="), "{out:?}");
     Ok(())
 }
 

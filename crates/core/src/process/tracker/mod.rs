@@ -9,20 +9,32 @@
 //! command runs, so only a process that leaves (a double fork with `setsid`) and loses its
 //! parent within one look escapes; on Linux the subreaper has no such gap.
 //!
-//! Ending: rounds of "look, kill `sh`'s process group and every member",
-//! until none is alive or [`END_WITHIN`] has passed; a killed process cannot fork again, so this
-//! ends. Zombies are dead and not counted. The process table comes from the `sysinfo` crate
-//! (`libproc` on macOS, `/proc` on Linux), so this file is tested on Linux against real
-//! processes; only `sysinfo`'s macOS half is not run by CI.
+//! Ending: rounds of "look, kill `sh`'s process group and every member", until none is alive
+//! or [`END_WITHIN`] has passed; a killed process cannot fork again, so this ends. Zombies are
+//! dead and not counted. A cancelled call ([`Tracker::kill_known`]) also kills at once, on the
+//! caller's thread, every member already known, so that a harness exiting right after does not
+//! leave them behind.
+//!
+//! The process table is read with `libproc` on macOS (`proc_listallpids`, then
+//! `proc_pidinfo(PROC_PIDTBSDINFO)` and `getsid` for each process) and, for this module's own
+//! tests, with `/proc` on Linux: so everything here but the `libproc` reader is tested on Linux
+//! against real processes.
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::io;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use sysinfo::{Pid, ProcessRefreshKind, ProcessStatus, ProcessesToUpdate, System};
-
 use super::END_WITHIN;
+
+#[cfg(target_os = "macos")]
+mod libproc;
+#[cfg(target_os = "macos")]
+use libproc::{rows, start_of};
+#[cfg(all(test, target_os = "linux"))]
+mod procfs;
+#[cfg(all(test, target_os = "linux"))]
+use procfs::{rows, start_of};
 
 /// How often the table is looked at while a command runs.
 pub(crate) const SCAN_EVERY: Duration = Duration::from_millis(100);
@@ -33,8 +45,9 @@ pub(crate) struct Row {
     pub pid: i32,
     pub parent: Option<i32>,
     pub session: Option<i32>,
-    /// Start time, in seconds since the epoch: with the pid, a process's identity (a pid can be
-    /// reused once its process is gone).
+    /// When it started, in the table's own unit (microseconds on macOS, clock ticks since boot
+    /// on Linux): with the pid, a process's identity, since a pid is reused once its process is
+    /// gone.
     pub start: u64,
     pub zombie: bool,
 }
@@ -42,10 +55,22 @@ pub(crate) struct Row {
 /// A process's identity: pid and start time.
 pub(crate) type Identity = (i32, u64);
 
+/// Whether a live process other than the leader has the leader's pid: `sh` was reaped and its
+/// pid handed to a newcomer. No pid is handed out while a session or group bears it, so the
+/// session and group with that number are then the newcomer's, not the command's.
+fn leader_pid_taken<'a>(
+    rows: impl IntoIterator<Item = &'a Row>,
+    leader: i32,
+    leader_start: Option<u64>,
+) -> bool {
+    rows.into_iter().any(|r| r.pid == leader && !r.zombie && leader_start.is_some_and(|s| s != r.start))
+}
+
 /// The live members of the command led by `leader` in `rows` (see the module docs): `leader`
 /// (matched by identity once `leader_start` is known), the processes of its session, those
-/// already `known`, and every descendant of one of them. Never this process itself. Zombies are
-/// left out: they are dead.
+/// already `known`, and every descendant of one of them, followed through parents whether
+/// those are alive or zombies. Never this process itself, nor `init`. Zombies are left out of
+/// the result: they are dead.
 pub(crate) fn members(
     rows: &[Row],
     leader: i32,
@@ -53,18 +78,15 @@ pub(crate) fn members(
     known: &HashSet<Identity>,
 ) -> Vec<Identity> {
     let me = i32::try_from(std::process::id()).unwrap_or(-1);
-    let alive: Vec<&Row> = rows.iter().filter(|r| !r.zombie && r.pid != me && r.pid > 1).collect();
+    let rows: Vec<&Row> = rows.iter().filter(|r| r.pid != me && r.pid > 1).collect();
+    let taken = leader_pid_taken(rows.iter().copied(), leader, leader_start);
     let is_leader = |r: &Row| r.pid == leader && leader_start.is_none_or(|s| s == r.start);
-    // A process with the leader's pid that is not the leader: `sh` was reaped and its pid taken.
-    // No pid is handed out while a session bears it, so the session with that number is the
-    // newcomer's, not the command's.
-    let taken = alive.iter().any(|r| r.pid == leader && !is_leader(r));
     let seed =
         |r: &Row| is_leader(r) || (!taken && r.session == Some(leader)) || known.contains(&(r.pid, r.start));
-    let mut pids: BTreeSet<i32> = alive.iter().filter(|r| seed(r)).map(|r| r.pid).collect();
+    let mut pids: BTreeSet<i32> = rows.iter().filter(|r| seed(r)).map(|r| r.pid).collect();
     loop {
         let before = pids.len();
-        for r in &alive {
+        for r in &rows {
             if r.parent.is_some_and(|p| pids.contains(&p)) {
                 pids.insert(r.pid);
             }
@@ -73,68 +95,29 @@ pub(crate) fn members(
             break;
         }
     }
-    alive.iter().filter(|r| pids.contains(&r.pid)).map(|r| (r.pid, r.start)).collect()
-}
-
-/// The process table through `sysinfo`, kept between looks so that each refresh only adds what
-/// is new.
-struct Table {
-    system: System,
-}
-
-impl Table {
-    fn new() -> Table {
-        Table { system: System::new() }
-    }
-
-    /// Every process now: pid, parent, session, start time, whether a zombie.
-    fn rows(&mut self) -> Vec<Row> {
-        self.system.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
-        self.system
-            .processes()
-            .values()
-            .filter(|p| p.thread_kind().is_none())
-            .filter_map(|p| {
-                Some(Row {
-                    pid: i32::try_from(p.pid().as_u32()).ok()?,
-                    parent: p.parent().and_then(|q| i32::try_from(q.as_u32()).ok()),
-                    session: p.session_id().and_then(|q| i32::try_from(q.as_u32()).ok()),
-                    start: p.start_time(),
-                    zombie: p.status() == ProcessStatus::Zombie,
-                })
-            })
-            .collect()
-    }
-
-    /// The start time of the one process `pid`, looked at alone (cheap).
-    fn start_of(&mut self, pid: i32) -> Option<u64> {
-        let id = Pid::from_u32(u32::try_from(pid).ok()?);
-        self.system.refresh_processes_specifics(
-            ProcessesToUpdate::Some(&[id]),
-            true,
-            ProcessRefreshKind::nothing(),
-        );
-        self.system.process(id).map(|p| p.start_time())
-    }
+    rows.iter().filter(|r| !r.zombie && pids.contains(&r.pid)).map(|r| (r.pid, r.start)).collect()
 }
 
 /// What the tracker thread and the harness share.
 #[derive(Default)]
 struct State {
+    /// Every process seen as a member.
+    known: HashSet<Identity>,
     /// The harness asked for the end.
     end: bool,
     /// The end is done: how many processes other than `sh` were killed.
     stopped: Option<usize>,
+    /// How many looks at the table the thread has made while the command ran.
+    looks: usize,
 }
 
 /// Follows one command's processes on a thread of its own, and ends them when asked. See the
 /// module docs.
 pub(crate) struct Tracker {
     leader: i32,
+    leader_start: Option<u64>,
     state: Mutex<State>,
     changed: Condvar,
-    /// How many looks at the table the thread has made.
-    looks: AtomicUsize,
 }
 
 impl std::fmt::Debug for Tracker {
@@ -147,34 +130,61 @@ impl Tracker {
     /// Starts following the command led by `leader`: a session leader that this process started
     /// and has not reaped yet, so its pid still names it. Its start time is read here, before
     /// this returns, so that the pid is matched by identity from then on.
-    pub(crate) fn start(leader: i32) -> Arc<Tracker> {
-        let tracker = Arc::new(Tracker {
-            leader,
-            state: Mutex::new(State::default()),
-            changed: Condvar::new(),
-            looks: AtomicUsize::new(0),
-        });
-        let mut table = Table::new();
-        let leader_start = table.start_of(leader);
+    ///
+    /// # Errors
+    /// The thread cannot be started; the caller must then end the command itself.
+    pub(crate) fn start(leader: i32) -> io::Result<Arc<Tracker>> {
+        let leader_start = start_of(leader);
+        let mut state = State::default();
+        state.known.extend(leader_start.map(|s| (leader, s)));
+        let tracker =
+            Arc::new(Tracker { leader, leader_start, state: Mutex::new(state), changed: Condvar::new() });
         let follower = Arc::clone(&tracker);
-        let spawned = std::thread::Builder::new()
-            .name("command-tracker".into())
-            .spawn(move || follower.follow(table, leader_start));
-        if spawned.is_err() {
-            // No thread: at least the process group ends with the call.
-            kill(-leader);
-            tracker.lock().stopped = Some(0);
-        }
-        tracker
+        std::thread::Builder::new().name("command-tracker".into()).spawn(move || follower.follow())?;
+        Ok(tracker)
+    }
+
+    /// A tracker with no thread, that has looked at the table once: for the test of
+    /// [`Tracker::kill_known`] alone.
+    #[cfg(test)]
+    fn looked_once(leader: i32) -> Tracker {
+        let leader_start = start_of(leader);
+        let mut state = State::default();
+        state.known.extend(members(&rows(), leader, leader_start, &state.known));
+        Tracker { leader, leader_start, state: Mutex::new(state), changed: Condvar::new() }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Asks for the end: every member is killed. Does not wait; harmless once ended.
+    /// Asks for the end: every member is killed, on the tracker's thread. Does not wait;
+    /// harmless once ended.
     pub(crate) fn end(&self) {
         self.lock().end = true;
+        self.changed.notify_all();
+    }
+
+    /// Whether the end is done.
+    pub(crate) fn ended(&self) -> bool {
+        self.lock().stopped.is_some()
+    }
+
+    /// For a call cancelled before its end was asked (`sh` not reaped yet, so its pid and group
+    /// still name it): kills at once, on this thread, `sh`'s process group and every member
+    /// already known, then asks for the end, which finds what the last look missed. Nothing
+    /// once the end was asked.
+    pub(crate) fn kill_known(&self) {
+        let mut state = self.lock();
+        if state.end {
+            return;
+        }
+        kill(-self.leader);
+        for &(pid, _) in &state.known {
+            kill(pid);
+        }
+        state.end = true;
+        drop(state);
         self.changed.notify_all();
     }
 
@@ -197,17 +207,17 @@ impl Tracker {
     /// How many looks at the process table the tracker has made while the command ran.
     #[cfg(test)]
     pub(crate) fn looks(&self) -> usize {
-        self.looks.load(Ordering::Relaxed)
+        self.lock().looks
     }
 
     /// The thread's life: look every [`SCAN_EVERY`] until the end is asked, then end.
-    fn follow(&self, mut table: Table, leader_start: Option<u64>) {
-        let mut known: HashSet<Identity> = HashSet::new();
-        known.extend(leader_start.map(|s| (self.leader, s)));
+    fn follow(&self) {
         loop {
-            known.extend(members(&table.rows(), self.leader, leader_start, &known));
-            self.looks.fetch_add(1, Ordering::Relaxed);
-            let state = self.lock();
+            let rows = rows();
+            let mut state = self.lock();
+            let seen = members(&rows, self.leader, self.leader_start, &state.known);
+            state.known.extend(seen);
+            state.looks += 1;
             if state.end {
                 break;
             }
@@ -216,20 +226,28 @@ impl Tracker {
                 break;
             }
         }
-        let stopped = self.end_all(&mut table, leader_start, &mut known);
+        let stopped = self.end_all();
         self.lock().stopped = Some(stopped);
         self.changed.notify_all();
     }
 
     /// Rounds of `SIGKILL` to the process group and to every live member, until none is left or
     /// [`END_WITHIN`] has passed. How many processes other than `sh` were killed.
-    fn end_all(&self, table: &mut Table, leader_start: Option<u64>, known: &mut HashSet<Identity>) -> usize {
+    fn end_all(&self) -> usize {
         let started = Instant::now();
         let mut killed: HashSet<Identity> = HashSet::new();
         loop {
-            // Looked at before the first kill, so that what the group kill ends is counted.
-            let live = members(&table.rows(), self.leader, leader_start, known);
-            kill(-self.leader);
+            // Looked at before the kills, so that what the group kill ends is counted.
+            let rows = rows();
+            let live = {
+                let mut state = self.lock();
+                let live = members(&rows, self.leader, self.leader_start, &state.known);
+                state.known.extend(live.iter().copied());
+                live
+            };
+            if !leader_pid_taken(&rows, self.leader, self.leader_start) {
+                kill(-self.leader);
+            }
             if live.is_empty() {
                 break;
             }
@@ -239,7 +257,6 @@ impl Tracker {
                     killed.insert((pid, start));
                 }
             }
-            known.extend(live);
             if started.elapsed() > END_WITHIN {
                 break;
             }

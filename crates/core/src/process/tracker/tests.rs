@@ -21,8 +21,8 @@ fn sorted(mut v: Vec<Identity>) -> Vec<i32> {
 #[test]
 fn members_are_the_session_the_descendants_and_the_known() {
     let rows = vec![
-        row(100, 50, 100, 5),  // sh, the leader
-        row(101, 100, 100, 5), // its child
+        row(100, 50, 100, 5),                          // sh, the leader
+        row(101, 100, 100, 5),                         // its child
         row(102, 101, 102, 6), // a grandchild that called setsid: a member through its parent
         row(103, 102, 102, 6), // its child
         row(104, 1, 100, 6),   // an orphan still in sh's session
@@ -30,12 +30,13 @@ fn members_are_the_session_the_descendants_and_the_known() {
         row(106, 1, 106, 9),   // pid 106 was a member once, but this one started later: reused
         row(200, 1, 200, 1),   // unrelated
         row(50, 1, 50, 1),     // the harness's parent side: not a member
-        Row { zombie: true, ..row(107, 100, 100, 6) },
+        Row { zombie: true, ..row(107, 100, 107, 6) }, // dead: not a member itself…
+        row(108, 107, 108, 6), // …but its child still is
     ];
     let known: HashSet<Identity> = [(105, 7), (106, 3)].into();
-    assert_eq!(sorted(members(&rows, 100, Some(5), &known)), [100, 101, 102, 103, 104, 105]);
+    assert_eq!(sorted(members(&rows, 100, Some(5), &known)), [100, 101, 102, 103, 104, 105, 108]);
     // Without the known ones, the orphan in its own session is out of reach.
-    assert_eq!(sorted(members(&rows, 100, Some(5), &HashSet::new())), [100, 101, 102, 103, 104]);
+    assert_eq!(sorted(members(&rows, 100, Some(5), &HashSet::new())), [100, 101, 102, 103, 104, 108]);
     // A leader pid whose start time differs is another process (sh was reaped, the pid taken
     // by a newcomer that made a session of it): neither it, nor its session, nor its children
     // are members; a known process still is.
@@ -110,7 +111,7 @@ fn ending_kills_what_the_command_left_in_every_form() {
          exec sleep 300"
     );
     let mut leader = spawn_leader(&script);
-    let tracker = Tracker::start(i32::try_from(leader.id()).expect("pid"));
+    let tracker = Tracker::start(i32::try_from(leader.id()).expect("pid")).expect("the tracker starts");
     let pids: Vec<i32> =
         ["group", "session", "orphan", "middle"].iter().map(|f| pid_in(&dir.path().join(f))).collect();
     // Two looks after every process exists: each has been seen as a member.
@@ -137,12 +138,30 @@ fn what_sh_leaves_when_it_exits_is_stopped_and_counted() {
     let dir = tempfile::tempdir().expect("temp dir");
     let script = format!("sleep 300 & echo $! > {}/bg", dir.path().display());
     let mut leader = spawn_leader(&script);
-    let tracker = Tracker::start(i32::try_from(leader.id()).expect("pid"));
+    let tracker = Tracker::start(i32::try_from(leader.id()).expect("pid")).expect("the tracker starts");
     let bg = pid_in(&dir.path().join("bg"));
     assert!(leader.wait().expect("sh exits").success());
     // sh is reaped and gone; the background sleep is an orphan in sh's session.
     assert!(running(bg));
     tracker.end();
     assert_eq!(tracker.wait_ended(Duration::from_secs(10)), Some(1));
+    assert!(tracker.ended());
     wait_for("the background sleep to die", || !running(bg));
+}
+
+/// On a cancelled call, what the tracker knows dies on the caller's thread, with no help from
+/// the tracker's own (this one has none).
+#[test]
+fn a_cancelled_call_kills_what_is_known_at_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = format!("setsid sleep 300 & echo $! > {}/bg; exec sleep 300", dir.path().display());
+    let mut leader = spawn_leader(&script);
+    let bg = pid_in(&dir.path().join("bg"));
+    let tracker = Tracker::looked_once(i32::try_from(leader.id()).expect("pid"));
+    tracker.kill_known();
+    let _ = leader.wait();
+    wait_for("the sleep in its own session to die", || !running(bg));
+    // Asked again, nothing more happens: the end is asked already.
+    tracker.kill_known();
+    assert!(tracker.lock().end);
 }

@@ -12,13 +12,17 @@
 //! | `file-read*` | reading every file, as on Linux |
 //! | `file-write-data` on [`DEVICES`], `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` | writing the usual character devices and the command's own open streams, in every mode |
 //! | `file-write*` under the parameters `WRITABLE_0`, `WRITABLE_1`, … | writing the workspace and the temp folders (`workspace-write` only) |
-//! | `sysctl-read`, `user-preference-read`, `mach-host*`, `ipc-posix-sem`, the user-lookup service, its own pseudo-terminals | what ordinary programs ask of the system (CPU count, user names, Python's semaphores) |
-//! | IP `network-outbound`, `-inbound`, `-bind`; name resolution; certificate checks | the network (not with `--no-network`) |
-//! | `system-socket` for `AF_UNIX`, `network-outbound` and `-bind` on any socket path | unix sockets (only with `--allow-unix-sockets`) |
+//! | `sysctl-read` of named system facts (not `kern.procargs2`), `user-preference-read`, `mach-host*`, `ipc-posix-sem`, unix sockets of its own, the user and group lookup services, its own pseudo-terminals | what ordinary programs ask of the system (CPU count, user names, Python's semaphores, `socketpair`) |
+//! | IP `network-outbound`, `-inbound`, `-bind`; name resolution; certificate checks (not the keychain) | the network (not with `--no-network`) |
+//! | `network-outbound` and `-bind` on any socket path | unix sockets of others (only with `--allow-unix-sockets`) |
 //!
 //! Paths reach the profile as parameters (`-DWRITABLE_0=/Users/me/project`), never spliced into
 //! its text, so no folder name can change the profile. They must be real paths (Seatbelt
 //! compares the resolved path: `/tmp` is `/private/tmp`); [`Policy::new`]'s caller resolves them.
+//!
+//! Denied, as everything is that no rule allows: hard links (`file-link`; tools fall back to a
+//! copy, and allowing it by destination would let a link to an outside file be written through),
+//! the keychain, other processes' arguments and environment.
 //!
 //! This module is plain text and compiles everywhere, so its tests run on Linux CI; running the
 //! profile needs a Mac (see [`crate::sandbox`]).
@@ -43,15 +47,17 @@ pub const RESOLVER_SOCKET: &str = "/private/var/run/mDNSResponder";
 
 /// The system services a networked command may look up: configuration and name resolution, and
 /// the certificate checks behind TLS (curl, git over https).
-const NETWORK_SERVICES: [&str; 8] = [
+///
+/// Not `com.apple.SecurityServer`, which Codex's profile allows: it is the keychain's server, and
+/// through it a command could read passwords that need no prompt (git's credential helper's
+/// among them). Certificate checks go through `trustd`.
+const NETWORK_SERVICES: [&str; 6] = [
     "com.apple.SystemConfiguration.configd",
     "com.apple.SystemConfiguration.DNSConfiguration",
     "com.apple.networkd",
-    "com.apple.SecurityServer",
     "com.apple.trustd.agent",
     "com.apple.ocspd",
     "com.apple.bsd.dirhelper",
-    "com.apple.system.opendirectoryd.membership",
 ];
 
 /// What one command may do under Seatbelt: the folders it may write (resolved, real paths), the
@@ -144,17 +150,50 @@ const BASE: &str = r#"(version 1)
 ; Reading every file, as on Linux.
 (allow file-read*)
 
-; What ordinary programs ask of the system: settings, system facts, the CPU count,
-; user and group names, Python's semaphores.
+; What ordinary programs ask of the system: settings, the CPU count and other system facts,
+; user and group names, Python's semaphores, unix sockets of their own (socketpair, pipes of
+; child processes; reaching a socket by its path is a network rule below).
 (allow user-preference-read)
-(allow sysctl-read)
 (allow mach-host*)
 (allow ipc-posix-sem)
+(allow system-socket (socket-domain AF_UNIX))
 (allow mach-lookup
   (global-name "com.apple.system.opendirectoryd.libinfo")
+  (global-name "com.apple.system.opendirectoryd.membership")
   (global-name "com.apple.PowerManagement.control"))
 (allow iokit-open
   (iokit-registry-entry-class "RootDomainUserClient"))
+(allow file-ioctl (literal "/dev/dtracehelper"))
+
+; System facts by name, not all of sysctl: kern.procargs2 would give the arguments and
+; environment of the user's other processes, the harness's among them.
+(allow sysctl-read
+  (sysctl-name-prefix "hw.")
+  (sysctl-name-prefix "machdep.cpu.")
+  (sysctl-name-prefix "kern.proc.pid.")
+  (sysctl-name-prefix "kern.proc.pgrp.")
+  (sysctl-name-prefix "net.routetable.")
+  (sysctl-name "kern.argmax")
+  (sysctl-name "kern.boottime")
+  (sysctl-name "kern.hostname")
+  (sysctl-name "kern.maxfiles")
+  (sysctl-name "kern.maxfilesperproc")
+  (sysctl-name "kern.maxproc")
+  (sysctl-name "kern.ngroups")
+  (sysctl-name "kern.osproductversion")
+  (sysctl-name "kern.osrelease")
+  (sysctl-name "kern.ostype")
+  (sysctl-name "kern.osvariant_status")
+  (sysctl-name "kern.osversion")
+  (sysctl-name "kern.secure_kernel")
+  (sysctl-name "kern.usrstack64")
+  (sysctl-name "kern.version")
+  (sysctl-name "sysctl.proc_cputype")
+  (sysctl-name "sysctl.proc_translated")
+  (sysctl-name "vm.loadavg")
+  (sysctl-name "vm.swapusage"))
+; Java asks its CPU type through a sysctl "write" that only reads.
+(allow sysctl-write (sysctl-name "kern.grade_cputype"))
 
 ; Pseudo-terminals the command opens for itself (script, expect, a Python pty), not the
 ; user's terminal.
@@ -184,12 +223,10 @@ const NETWORK: &str = r#"
 (allow network-bind (local ip "*:*"))
 "#;
 
-/// The unix-socket rules (`--allow-unix-sockets`): making unix sockets, connecting to and binding
-/// any socket path. Without them only the resolver's socket is reachable (with the network).
+/// The unix-socket rules (`--allow-unix-sockets`): connecting to and binding any socket path. Without them only the resolver's socket is reachable (with the network).
 const UNIX_SOCKETS: &str = r#"
 ; Unix sockets (--allow-unix-sockets): any socket path; servers outside the sandbox
 ; (tmux, docker, the ssh agent) become reachable.
-(allow system-socket (socket-domain AF_UNIX))
 (allow network-outbound (remote unix-socket (path-regex #"^/")))
 (allow network-bind (local unix-socket (path-regex #"^/")))
 "#;

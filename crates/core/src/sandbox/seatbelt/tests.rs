@@ -100,6 +100,16 @@ fn every_profile_is_well_formed_and_closed_by_default() {
                 // No rule names a path in the profile's text but the fixed system ones: the
                 // writable folders come as parameters only.
                 assert!(!profile.contains("/Users/me"), "{profile}");
+                // System facts by name only: no other process's arguments or environment.
+                assert!(
+                    allows(&forms, "sysctl-read").iter().all(|f| f.contains("(sysctl-name")),
+                    "{forms:#?}"
+                );
+                assert!(!forms.iter().any(|f| f.contains("procargs")), "{profile}");
+                // Not the keychain's server, nor any write to a file by a rule other than the
+                // parameters', the devices and the streams.
+                assert!(!profile.contains("SecurityServer"), "{profile}");
+                assert!(!forms.iter().any(|f| f.starts_with("(allow file-link")), "{profile}");
             }
         }
     }
@@ -154,7 +164,8 @@ fn the_network_is_ip_and_name_resolution_and_off_with_no_network() {
     assert!(forms.iter().any(|f| f.contains("com.apple.trustd.agent")), "TLS checks need trustd");
 
     let off = parse(&profile_of(SandboxMode::WorkspaceWrite, true, false));
-    assert!(!off.iter().any(|f| f.contains("network") || f.contains("system-socket")), "{off:#?}");
+    assert!(!off.iter().any(|f| f.contains("network")), "{off:#?}");
+    assert_eq!(allows(&off, "system-socket"), ["(allow system-socket (socket-domain AF_UNIX))"]);
 }
 
 #[test]
@@ -174,7 +185,12 @@ fn unix_sockets_only_with_allow_unix_sockets() {
             "(allow network-bind (local unix-socket (path-regex #\"^/\")))"
         ]
     );
+    // Sockets of its own, in every profile; IP sockets only with the network.
     assert_eq!(allows(&unix_only, "system-socket"), ["(allow system-socket (socket-domain AF_UNIX))"]);
+    assert_eq!(
+        allows(&default, "system-socket"),
+        ["(allow system-socket (socket-domain AF_UNIX))", "(allow system-socket)"]
+    );
 }
 
 #[test]
