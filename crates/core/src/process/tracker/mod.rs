@@ -173,7 +173,9 @@ impl Tracker {
     /// For a call cancelled before its end was asked (`sh` not reaped yet, so its pid and group
     /// still name it): kills at once, on this thread, `sh`'s process group and every member
     /// already known, then asks for the end, which finds what the last look missed. Nothing
-    /// once the end was asked.
+    /// once the end was asked. The known pids are those of the last look, at most
+    /// [`SCAN_EVERY`] old: a pid freed and handed out again in between would be hit, which
+    /// macOS, handing pids out in increasing order up to 99,999, makes unlikely.
     pub(crate) fn kill_known(&self) {
         let mut state = self.lock();
         if state.end {
