@@ -23,7 +23,7 @@
 //!   process the command leaves comes back whatever it did to hide; it also ends the command
 //!   when the harness dies, even by `SIGKILL`. Tested end to end on Linux.
 //! - **macOS** (`macos`, with `tracker`): no subreaper exists there, so the harness follows the
-//!   command's processes in the process table (through the `sysinfo` crate): its session, its
+//!   command's processes in the process table (through `libproc`): its session, its
 //!   process group, and every descendant seen while it runs, then kills them when the call ends.
 //!   The tracker is compiled and tested on Linux too, against the real process table; on macOS
 //!   it is compiled, not run, by CI.

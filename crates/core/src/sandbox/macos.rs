@@ -36,7 +36,9 @@ fn sandbox_exec_present() -> bool {
 
 /// Whether `sandbox-exec` can apply a profile here, tried once with one that allows everything:
 /// it cannot when the harness itself runs inside a sandbox (another agent's, an app's), and every
-/// command would then fail.
+/// command would then fail. Only a `sandbox-exec` that ran and failed says no: when the probe
+/// cannot even start (no process to spare), commands stay sandboxed, and fail if it really
+/// cannot apply one, rather than run unconfined.
 fn sandbox_exec_works() -> bool {
     static WORKS: OnceLock<bool> = OnceLock::new();
     *WORKS.get_or_init(|| {
@@ -47,7 +49,7 @@ fn sandbox_exec_works() -> bool {
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
                 .status()
-                .is_ok_and(|s| s.success())
+                .map_or(true, |s| s.success())
     })
 }
 

@@ -12,12 +12,11 @@
 //! Ending: rounds of "look, kill `sh`'s process group and every member", until none is alive
 //! or [`END_WITHIN`] has passed; a killed process cannot fork again, so this ends. Zombies are
 //! dead and not counted. A cancelled call ([`Tracker::kill_known`]) also kills at once, on the
-//! caller's thread, every member already known, so that a harness exiting right after does not
-//! leave them behind.
+//! caller's thread, every member alive at the last look, so that a harness exiting right after
+//! does not leave them behind.
 //!
-//! The process table is read with `libproc` on macOS (`proc_listallpids`, then
-//! `proc_pidinfo(PROC_PIDTBSDINFO)` and `getsid` for each process) and, for this module's own
-//! tests, with `/proc` on Linux: so everything here but the `libproc` reader is tested on Linux
+//! The process table is read with `libproc` on macOS (`proc_listallpids`, then `proc_pidinfo`
+//! and `getsid` for each process) and, for this module's own tests, with `/proc` on Linux: so everything here but the `libproc` reader is tested on Linux
 //! against real processes.
 
 use std::collections::{BTreeSet, HashSet};
@@ -103,6 +102,8 @@ pub(crate) fn members(
 struct State {
     /// Every process seen as a member.
     known: HashSet<Identity>,
+    /// The members alive at the last look.
+    last: Vec<Identity>,
     /// The harness asked for the end.
     end: bool,
     /// The end is done: how many processes other than `sh` were killed.
@@ -150,7 +151,8 @@ impl Tracker {
     fn looked_once(leader: i32) -> Tracker {
         let leader_start = start_of(leader);
         let mut state = State::default();
-        state.known.extend(members(&rows(), leader, leader_start, &state.known));
+        state.last = members(&rows(), leader, leader_start, &state.known);
+        state.known.extend(state.last.iter().copied());
         Tracker { leader, leader_start, state: Mutex::new(state), changed: Condvar::new() }
     }
 
@@ -171,18 +173,18 @@ impl Tracker {
     }
 
     /// For a call cancelled before its end was asked (`sh` not reaped yet, so its pid and group
-    /// still name it): kills at once, on this thread, `sh`'s process group and every member
-    /// already known, then asks for the end, which finds what the last look missed. Nothing
-    /// once the end was asked. The known pids are those of the last look, at most
-    /// [`SCAN_EVERY`] old: a pid freed and handed out again in between would be hit, which
-    /// macOS, handing pids out in increasing order up to 99,999, makes unlikely.
+    /// still name it): kills at once, on this thread, `sh`'s process group and every member alive
+    /// at the last look, then asks for the end, which finds what that look missed. Nothing once
+    /// the end was asked. Those pids are at most [`SCAN_EVERY`] old: one freed and handed out
+    /// again in between would be hit, which macOS, handing pids out in increasing order up to
+    /// 99,999, makes unlikely.
     pub(crate) fn kill_known(&self) {
         let mut state = self.lock();
         if state.end {
             return;
         }
         kill(-self.leader);
-        for &(pid, _) in &state.known {
+        for &(pid, _) in &state.last {
             kill(pid);
         }
         state.end = true;
@@ -218,7 +220,8 @@ impl Tracker {
             let rows = rows();
             let mut state = self.lock();
             let seen = members(&rows, self.leader, self.leader_start, &state.known);
-            state.known.extend(seen);
+            state.known.extend(seen.iter().copied());
+            state.last = seen;
             state.looks += 1;
             if state.end {
                 break;
@@ -245,6 +248,7 @@ impl Tracker {
                 let mut state = self.lock();
                 let live = members(&rows, self.leader, self.leader_start, &state.known);
                 state.known.extend(live.iter().copied());
+                state.last.clone_from(&live);
                 live
             };
             if !leader_pid_taken(&rows, self.leader, self.leader_start) {

@@ -70,8 +70,8 @@ fn pid_in(file: &Path) -> i32 {
     pid
 }
 
-/// Whether `pid` runs: it exists and is not a zombie (`/proc/PID/stat`'s state; independent of
-/// the `sysinfo` table the tracker reads).
+/// Whether `pid` runs: it exists and is not a zombie (`/proc/PID/stat`'s state, read here on
+/// its own rather than through the tracker's reader).
 #[cfg(target_os = "linux")]
 fn running(pid: i32) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();

@@ -166,12 +166,15 @@ const BASE: &str = r#"(version 1)
 (allow file-ioctl (literal "/dev/dtracehelper"))
 
 ; System facts by name, not all of sysctl: kern.procargs2 would give the arguments and
-; environment of the user's other processes, the harness's among them.
+; environment of the user's other processes, the harness's among them. The process list
+; (kern.proc.*: pids, parents, names) stays readable for ps and pgrep; Python's process pools
+; ask for kern.sysv.semmns.
 (allow sysctl-read
   (sysctl-name-prefix "hw.")
   (sysctl-name-prefix "machdep.cpu.")
   (sysctl-name-prefix "kern.proc.pid.")
   (sysctl-name-prefix "kern.proc.pgrp.")
+  (sysctl-name-prefix "kern.proc.all")
   (sysctl-name-prefix "net.routetable.")
   (sysctl-name "kern.argmax")
   (sysctl-name "kern.boottime")
@@ -186,8 +189,11 @@ const BASE: &str = r#"(version 1)
   (sysctl-name "kern.osvariant_status")
   (sysctl-name "kern.osversion")
   (sysctl-name "kern.secure_kernel")
+  (sysctl-name "kern.sysv.semmns")
   (sysctl-name "kern.usrstack64")
   (sysctl-name "kern.version")
+  (sysctl-name "machdep.ptrauth_enabled")
+  (sysctl-name "security.mac.lockdown_mode_state")
   (sysctl-name "sysctl.proc_cputype")
   (sysctl-name "sysctl.proc_translated")
   (sysctl-name "vm.loadavg")
