@@ -18,7 +18,7 @@
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -171,30 +171,37 @@ fn background_processes_that_leave_the_group_are_stopped_and_reported() {
     }
 }
 
+/// `s02 -p go` running, in `ws`, a command that starts `background &`, writes its pid, then
+/// `sleep 300`s: the harness's process, the mock it talks to (kept alive by the caller), and the
+/// command's `sh` and background process, once both run.
+fn harness_running_a_command(ws: &Path, background: &str) -> (Child, MockServer, Proc, Proc) {
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[(
+            "toolu_1",
+            "bash",
+            json!({"command": format!("{background} & echo $! > bg; echo $$ > leader.tmp; mv leader.tmp leader; sleep 300")}),
+        )]),
+        reply::text("never reached"),
+    ]);
+    let child = chapter("s02", ws, Some(&server.base_url()))
+        .args(["-p", "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(|| ws.join("leader").exists()), "the command never started");
+    let (leader, bg) = (Proc::read(&ws.join("leader")).unwrap(), Proc::read(&ws.join("bg")).unwrap());
+    (child, server, leader, bg)
+}
+
 /// Input 5: SIGTERM, and SIGHUP (a closed terminal), to the harness while a command runs: the
 /// command and its background child are ended first, then the harness exits (143, 129).
 #[test]
 fn sigterm_and_sighup_end_the_running_command_before_the_harness_exits() {
     for (sig, code) in [(Signal::TERM, 143), (Signal::HUP, 129)] {
         let ws = tempfile::tempdir().unwrap();
-        let server = MockServer::start(vec![
-            reply::tool_uses(&[(
-                "toolu_1",
-                "bash",
-                json!({"command": "sleep 300 & echo $! > bg; echo $$ > leader.tmp; mv leader.tmp leader; sleep 300"}),
-            )]),
-            reply::text("never reached"),
-        ]);
-        let mut child = chapter("s02", ws.path(), Some(&server.base_url()))
-            .args(["-p", "go"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        assert!(wait_until(|| ws.path().join("leader").exists()), "the command never started");
-        let (leader, bg) =
-            (Proc::read(&ws.path().join("leader")).unwrap(), Proc::read(&ws.path().join("bg")).unwrap());
+        let (mut child, _server, leader, bg) = harness_running_a_command(ws.path(), "sleep 300");
         assert!(leader.alive() && bg.alive(), "{leader:?} {bg:?} run before the signal");
         signal(&child, sig);
         let status = exits(&mut child, &format!("{sig:?}"));
@@ -582,24 +589,7 @@ fn a_command_cannot_kill_the_harness() {
 #[test]
 fn a_killed_harness_leaves_no_command_behind() {
     let ws = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![
-        reply::tool_uses(&[(
-            "toolu_1",
-            "bash",
-            json!({"command": "setsid sleep 300 & echo $! > bg; echo $$ > leader.tmp; mv leader.tmp leader; sleep 300"}),
-        )]),
-        reply::text("never reached"),
-    ]);
-    let mut child = chapter("s02", ws.path(), Some(&server.base_url()))
-        .args(["-p", "go"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(wait_until(|| ws.path().join("leader").exists()), "the command never started");
-    let (leader, bg) =
-        (Proc::read(&ws.path().join("leader")).unwrap(), Proc::read(&ws.path().join("bg")).unwrap());
+    let (mut child, _server, leader, bg) = harness_running_a_command(ws.path(), "setsid sleep 300");
     assert!(leader.alive() && bg.alive(), "{leader:?} {bg:?} run before the kill");
     signal(&child, Signal::KILL);
     let _ = exits(&mut child, "SIGKILL");

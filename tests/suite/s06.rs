@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use e2e::{MockServer, Reply, chapter, reply, result_batches, run_with_stdin, stderr, stdout};
+use e2e::{MockServer, Reply, chapter, one_turn, reply, result_batches, run_with_stdin, stderr, stdout};
 use serde_json::{Value, json};
 
 const BASE: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
@@ -29,13 +29,7 @@ fn the_child_starts_fresh_with_the_five_base_tools_and_its_own_system() {
         reply::text("It says: remember the milk"),
         reply::text("Your notes say to remember the milk."),
     ]);
-    let out = chapter("s06", ws.path(), Some(&server.base_url()))
-        .args(["-p", "what do my notes say?"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    let out = one_turn("s06", ws.path(), &server, "what do my notes say?");
     let requests = server.requests();
     let root = ws.path().canonicalize().unwrap();
     let env = "Environment: Unix-like: the bash tool runs the system shell.";
@@ -110,10 +104,7 @@ fn an_empty_final_text_is_no_summary_after_one_call() {
         Reply::Message(reply::message(vec![reply::text_block("")], "end_turn")),
         reply::text("ok"),
     ]);
-    let out = chapter("s06", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    one_turn("s06", ws.path(), &server, "go");
     assert_eq!(server.requests().len(), 3, "one call in the child");
     assert_eq!(last_result(&server)["content"], "(no summary)");
 }
@@ -132,10 +123,7 @@ fn end_turn_with_a_tool_use_still_runs_the_tool() {
         reply::text("alpha it is"),
         reply::text("done"),
     ]);
-    let out = chapter("s06", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    one_turn("s06", ws.path(), &server, "go");
     let batches = result_batches(&server.requests()[2].body);
     assert_eq!(batches[0][0]["content"], "alpha");
     assert_eq!(last_result(&server)["content"], "alpha it is");
@@ -148,10 +136,7 @@ fn a_child_that_never_stops_is_cut_at_30_calls() {
     script.extend((0..30).map(|i| reply::tool_uses(&[(&format!("c{i}"), "glob", json!({"pattern": "*"}))])));
     script.push(reply::text("the subagent gave up"));
     let server = MockServer::start(script);
-    let out = chapter("s06", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    let out = one_turn("s06", ws.path(), &server, "go");
     assert_eq!(server.requests().len(), 32, "the parent's two and the child's thirty");
     assert_eq!(last_result(&server)["content"], "Subagent stopped after 30 turns without a final answer.");
     assert!(stdout(&out).contains("[Subagent stopped: 30 turns without a final answer"), "{}", stdout(&out));
@@ -201,10 +186,7 @@ fn two_tasks_in_one_reply_get_two_fresh_children_and_two_results_in_order() {
         reply::text("second child"),
         reply::text("both done"),
     ]);
-    let out = chapter("s06", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    one_turn("s06", ws.path(), &server, "go");
     let requests = server.requests();
     assert_eq!(requests[1].body["messages"], json!([{"role": "user", "content": "one"}]));
     assert_eq!(requests[2].body["messages"], json!([{"role": "user", "content": "two"}]));

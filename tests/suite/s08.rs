@@ -8,7 +8,9 @@ use std::fs;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use e2e::{MockServer, RecordedRequest, Reply, chapter, reply, run_with_stdin, stderr, stdout, texts};
+use e2e::{
+    MockServer, RecordedRequest, Reply, chapter, one_turn, reply, run_with_stdin, stderr, stdout, texts,
+};
 use serde_json::{Value, json};
 
 const BASE: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
@@ -151,13 +153,7 @@ fn compact_in_the_same_reply_as_other_tools_summarises_after_their_results() {
         reply::text("a.txt says alpha"),
         reply::text("Done."),
     ]);
-    let out = chapter("s08", ws.path(), Some(&server.base_url()))
-        .args(["-p", "read a.txt and compact"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    let out = one_turn("s08", ws.path(), &server, "read a.txt and compact");
     let requests = server.requests();
     assert!(is_summary_call(&requests[1]));
     assert_eq!(requests[1].body["max_tokens"], 2000);
@@ -225,13 +221,7 @@ fn a_400_prompt_too_long_compacts_reactively_and_retries_once() {
         reply::text("read f.txt three times; it says data"),
         reply::text("It says data."),
     ]);
-    let out = chapter("s08", ws.path(), Some(&server.base_url()))
-        .args(["-p", "read f.txt thrice"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    let out = one_turn("s08", ws.path(), &server, "read f.txt thrice");
     let requests = server.requests();
     assert!(is_summary_call(&requests[4]));
     let retried = requests[5].body["messages"].as_array().cloned().unwrap_or_default();

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use e2e::{MockServer, RecordedRequest, chapter, reply, run_with_stdin, stderr, stdout};
+use e2e::{MockServer, RecordedRequest, chapter, one_turn, reply, run_with_stdin, stderr, stdout};
 use serde_json::{Value, json};
 
 const BASE: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
@@ -46,13 +46,7 @@ fn what_one_process_stores_the_next_process_recalls_into_system() {
 
     // Session one: a preference is stated and stored.
     let first = MockServer::start(vec![reply::text("Noted: tabs."), reply::text(&extraction.to_string())]);
-    let out = chapter("s09", ws.path(), Some(&first.base_url()))
-        .args(["-p", "We indent Python with tabs here, never spaces."])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    first.assert_done();
-    first.assert_api_rules();
+    let out = one_turn("s09", ws.path(), &first, "We indent Python with tabs here, never spaces.");
     let text = stdout(&out);
     assert!(text.contains("[Memory: no records yet; nothing to recall]"), "{text}");
     assert!(text.contains("[Memory: stored 1 records]"), "{text}");
@@ -73,13 +67,7 @@ fn what_one_process_stores_the_next_process_recalls_into_system() {
     // Session two: a fresh process in the same workspace recalls it.
     let second =
         MockServer::start(vec![reply::text("[0]"), reply::text("Added, with tabs."), reply::text("[]")]);
-    let out = chapter("s09", ws.path(), Some(&second.base_url()))
-        .args(["-p", "Add a shout(text) function to greet.py."])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    second.assert_done();
-    second.assert_api_rules();
+    let out = one_turn("s09", ws.path(), &second, "Add a shout(text) function to greet.py.");
     assert!(stdout(&out).contains("[Memory: recalled 1 of 1: code-style]"), "{}", stdout(&out));
     let requests = second.requests();
     let recall = &requests[0];

@@ -117,6 +117,21 @@ pub fn chapter(name: &str, workdir: &Path, base_url: Option<&str>) -> Command {
     cmd
 }
 
+/// Runs one turn, `NAME -p PROMPT` in `workdir` against `server`, and checks what every sound
+/// turn shows: the process exits 0 (else its stderr is shown), every scripted reply was used,
+/// and every request kept the Messages API's rules ([`MockServer::assert_api_rules`]). Returns
+/// the process's output.
+pub fn one_turn(name: &str, workdir: &Path, server: &MockServer, prompt: &str) -> Output {
+    let out = chapter(name, workdir, Some(&server.base_url()))
+        .args(["-p", prompt])
+        .output()
+        .expect("run the chapter");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    server.assert_done();
+    server.assert_api_rules();
+    out
+}
+
 /// Runs `cmd` with `stdin` as its whole standard input and returns its output.
 pub fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -301,6 +301,33 @@ impl Compaction {
         context::commands(self)
     }
 
+    /// Runs one summarising layer on the loop's history after the line `announce`:
+    /// [`compact_history`], or [`reactive_compact`] when `reactive`, naming `request` (the request
+    /// in flight) as the current one. `Ok(true)` when the history was summarised; `Ok(false)` when
+    /// it failed in a way that leaves the history as it is (reported as `[{what} failed: …]`);
+    /// `Err` with the model's error, which ends the turn.
+    async fn summarise(
+        &mut self,
+        context: &mut LoopContext<'_>,
+        request: Option<String>,
+        reactive: bool,
+        what: &str,
+        announce: &str,
+    ) -> Result<bool, ApiError> {
+        line(context.events, Level::Mechanism, announce);
+        let (history, model, events) = (&mut *context.history, &mut context.model, context.events);
+        let request = request.as_deref().unwrap_or(NO_REQUEST);
+        let done = if reactive {
+            reactive_compact(history, request, model, &mut self.archive, &self.limits, events).await
+        } else {
+            compact_history(history, request, model, &mut self.archive, &self.limits, events).await
+        };
+        match done {
+            Ok(_) => Ok(true),
+            Err(e) => self.failed(what, e, events).map_or(Ok(false), Err),
+        }
+    }
+
     /// Reports a failed summary and returns the error that ends the turn, if any: a failed model
     /// call does; a transcript that cannot be saved or a refused summary leaves the history as it
     /// is and the loop goes on.
@@ -322,21 +349,7 @@ impl Extension for Compaction {
         if prepared.size <= self.limits.context_limit {
             return Ok(());
         }
-        line(context.events, Level::Mechanism, "[auto compact]");
-        let (history, model, events) = (&mut *context.history, &mut context.model, context.events);
-        match compact_history(
-            history,
-            request.as_deref().unwrap_or(NO_REQUEST),
-            model,
-            &mut self.archive,
-            &self.limits,
-            events,
-        )
-        .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) => self.failed("auto compact", e, events).map_or(Ok(()), Err),
-        }
+        self.summarise(context, request, false, "auto compact", "[auto compact]").await.map(|_| ())
     }
 
     async fn after_tool_batch(&mut self, context: &mut LoopContext<'_>) -> Result<AfterBatch, ApiError> {
@@ -345,21 +358,9 @@ impl Extension for Compaction {
         }
         // Every result of the batch is in: summarising now parts no tool_use from its result.
         let request = active(context);
-        line(context.events, Level::Mechanism, "[compact: the model asked for a summary]");
-        let (history, model, events) = (&mut *context.history, &mut context.model, context.events);
-        match compact_history(
-            history,
-            request.as_deref().unwrap_or(NO_REQUEST),
-            model,
-            &mut self.archive,
-            &self.limits,
-            events,
-        )
-        .await
-        {
-            Ok(_) => Ok(AfterBatch::Continue),
-            Err(e) => self.failed("compact", e, events).map_or(Ok(AfterBatch::Continue), Err),
-        }
+        self.summarise(context, request, false, "compact", "[compact: the model asked for a summary]")
+            .await
+            .map(|_| AfterBatch::Continue)
     }
 
     async fn on_request_error(
@@ -371,29 +372,16 @@ impl Extension for Compaction {
             return Ok(Recovery::GiveUp);
         }
         let request = active(context);
-        line(context.events, Level::Mechanism, "[reactive compact]");
-        let (history, model, events) = (&mut *context.history, &mut context.model, context.events);
-        match reactive_compact(
-            history,
-            request.as_deref().unwrap_or(NO_REQUEST),
-            model,
-            &mut self.archive,
-            &self.limits,
-            events,
-        )
-        .await
-        {
-            Ok(_) => {
-                line(
-                    events,
-                    Level::Notice,
-                    "[reactive compact: sending the request once more; if it is still too long the turn ends \
-                     (lower --context-limit, or /clear)]",
-                );
-                Ok(Recovery::Retry)
-            }
-            Err(e) => self.failed("reactive compact", e, events).map_or(Ok(Recovery::GiveUp), Err),
+        if !self.summarise(context, request, true, "reactive compact", "[reactive compact]").await? {
+            return Ok(Recovery::GiveUp);
         }
+        line(
+            context.events,
+            Level::Notice,
+            "[reactive compact: sending the request once more; if it is still too long the turn ends \
+             (lower --context-limit, or /clear)]",
+        );
+        Ok(Recovery::Retry)
     }
 }
 

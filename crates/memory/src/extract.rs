@@ -331,14 +331,9 @@ mod tests {
 
     use super::*;
     use crate::secrets::Secrets;
+    use crate::store::temp_store as store;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-    fn store() -> Result<(tempfile::TempDir, MemoryStore), Box<dyn std::error::Error>> {
-        let dir = tempfile::tempdir()?;
-        let store = MemoryStore::new(&Workspace::new(dir.path())?, Secrets::none());
-        Ok((dir, store))
-    }
 
     fn new(name: &str, description: &str, body: &str) -> NewRecord {
         NewRecord {

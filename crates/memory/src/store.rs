@@ -662,18 +662,21 @@ fn io_error(name: &str, source: io::Error) -> MemoryError {
     MemoryError::Io { path, source }
 }
 
+/// A store in a fresh temporary workspace, for this crate's tests; the folder goes when the
+/// `TempDir` is dropped.
+#[cfg(test)]
+pub(crate) fn temp_store() -> Result<(tempfile::TempDir, MemoryStore), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let store = MemoryStore::new(&Workspace::new(dir.path())?, Secrets::none());
+    Ok((dir, store))
+}
+
 #[cfg(test)]
 mod tests {
+    use super::temp_store as store;
     use super::*;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-    /// A store in a fresh temporary workspace.
-    fn store() -> Result<(tempfile::TempDir, MemoryStore), Box<dyn std::error::Error>> {
-        let dir = tempfile::tempdir()?;
-        let store = MemoryStore::new(&Workspace::new(dir.path())?, Secrets::none());
-        Ok((dir, store))
-    }
 
     fn record(name: &str, mem_type: MemoryType, description: &str, body: &str) -> NewRecord {
         NewRecord { name: name.into(), mem_type, description: description.into(), body: body.into() }
