@@ -317,7 +317,7 @@ pub const LOG_ARGS_CHARS: usize = 80;
 
 /// The short one-line rendering of a call's input in `[HOOK] NAME(ARGS)`: what the tool says the
 /// input is about (the command of `bash`, the path of a file tool, the pattern of `glob`; see
-/// [`Subject`](crate::dispatch::Subject)), and otherwise the input as compact JSON; control
+/// [`Subject`]), and otherwise the input as compact JSON; control
 /// characters become spaces and the text is cut to [`LOG_ARGS_CHARS`] with `…`.
 pub fn log_args(call: &ToolCall) -> String {
     let text = match call.subject.text() {
@@ -364,7 +364,7 @@ pub const OUTSIDE_WORKSPACE: &str = "Access outside workspace";
 
 /// Registers the permission hook on `PreToolUse`, built on [`permission::check_tool_call`]:
 /// - a path of a file tool (`read_file`, `write_file`, `edit_file`: a [`Subject::Path`] or
-///   [`Subject::WrittenPath`](crate::dispatch::Subject)) outside the workspace, when
+///   [`Subject::WrittenPath`]) outside the workspace, when
 ///   `options.outside` is set → asks `Access outside workspace: /ABSOLUTE/PATH (TOOL)`, the path
 ///   resolved with every symlink followed and its folder already opened
 ///   ([`Workspace::outside`]); a yes grants the tool that one call beneath that handle
