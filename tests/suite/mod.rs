@@ -1,6 +1,7 @@
 //! One module per former test binary.
 
 mod chapter_diffs;
+mod conformance;
 mod endpoint;
 mod extension_point;
 mod hooks;

@@ -287,11 +287,39 @@ impl Demo {
     }
 }
 
+/// What the REPL prints before its first prompt (course §0: each chapter's title line, then how
+/// to use the prompt, then a blank line). Not printed under `-p` or `--demo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Banner {
+    /// The course chapter's title line, such as `s06: Subagent - fresh messages, final text
+    /// returns` (COURSE §4, COURSE-s10-s17 §0.2).
+    pub title: &'static str,
+    /// The line under it; [`Banner::HINT`] in every chapter but the course's s17.
+    pub hint: &'static str,
+}
+
+impl Banner {
+    /// The course's line under the title: `Enter a question, press Enter to send. Type q to quit.`
+    pub const HINT: &'static str = "Enter a question, press Enter to send. Type q to quit.";
+
+    /// A banner with the course's usual [`Banner::HINT`].
+    pub const fn new(title: &'static str) -> Self {
+        Self { title, hint: Self::HINT }
+    }
+
+    /// The banner as printed: the title, the hint, and a blank line.
+    pub fn text(&self) -> String {
+        format!("{}\n{}\n\n", self.title, self.hint)
+    }
+}
+
 /// A chapter binary's identity.
 #[derive(Debug, Clone, Copy)]
 pub struct Chapter {
     /// `s02`, `s03`, …: the REPL prompt and the name in messages.
     pub name: &'static str,
+    /// What the REPL prints before its first prompt ([`Banner`]).
+    pub banner: Banner,
     /// One line for `--help`: what the chapter's agent can do.
     pub about: &'static str,
     /// The offline demo.
@@ -441,6 +469,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
                 Err(()) => ExitCode::from(1),
             };
         }
+        terminal.ui().print(&chapter.banner.text());
         repl::run(chapter.name, &mut agent, &terminal, &mut history, &commands).await
     };
     // The session runs as a task beside the HTTP connection's task, not as `block_on`'s own

@@ -25,6 +25,7 @@
 //! | [`permission`] | the permission check: shell tokeniser, the list of known programs, classifier, verdict, the session's allowances | course s04/s05, ours |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
 //! | [`approve`] | the `Allow? [y/N]` answerer the permission hook asks | course s04/s05 |
+//! | [`wording`] | the model-facing texts the course words differently per chapter (`Unknown: NAME`, the deny list's refusal) | course §0, s10–s17 §0.2 |
 //! | [`sanitize`] | the one sanitiser for everything untrusted a listener shows, and `one_line` | ours |
 //! | `test_util` | a scripted model that records its requests, response builders, `Proc` (a process seen through `/proc`) (feature `test-util`) | ours |
 
@@ -97,4 +98,5 @@ pub mod sse;
 #[cfg(feature = "test-util")]
 pub mod test_util;
 pub mod tools;
+pub mod wording;
 pub mod workspace;
