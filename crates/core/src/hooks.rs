@@ -29,7 +29,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use crate::approve::{Answer, Approver};
+use crate::approve::{Answer, Approver, Reply};
 use crate::dispatch::{ToolCall, ToolOutcome};
 use crate::events::{Events, Level, line};
 use crate::extension::{Decision, Extension};
@@ -317,8 +317,10 @@ pub fn register_log_hook(registry: &mut HookRegistry, events: Events) {
 
 /// Registers the permission hook on `PreToolUse`, built on [`permission::check_tool_call`]:
 /// - `Deny(text)` → answers `text` (`Permission denied by deny list`, or the error for an input that is not an object);
-/// - `Ask(question)` → `approver.answer(question)`; a refusal answers `Permission denied by user`
-///   (an approver that remembers `a`, such as [`permission::SessionApprover`], does so there);
+/// - `Ask(question)` → `approver.reply(question)`; a refusal answers `Permission denied by user`
+///   (an approver that remembers `a`, such as [`permission::SessionApprover`], does so there),
+///   and an approver that may not ask anyone now gives its own text
+///   ([`crate::approve::Reply::Refused`]);
 /// - `Allow` (or an approval) → passes.
 pub fn register_permission_hook(
     registry: &mut HookRegistry,
@@ -330,9 +332,11 @@ pub fn register_permission_hook(
         Ok(match permission::check_tool_call(call, inside_workspace.as_ref()) {
             Verdict::Allow => None,
             Verdict::Deny(text) => Some(text),
-            Verdict::Ask(question) => {
-                (approver.answer(&question) == Answer::No).then(|| DENIED_BY_USER.to_string())
-            }
+            Verdict::Ask(question) => match approver.reply(&question) {
+                Reply::Answer(Answer::No) => Some(DENIED_BY_USER.to_string()),
+                Reply::Answer(Answer::Yes | Answer::Always) => None,
+                Reply::Refused(text) => Some(text),
+            },
         })
     });
 }
