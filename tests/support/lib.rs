@@ -106,7 +106,13 @@ fn package_name(manifest: &str) -> Option<String> {
 /// A chapter process about to run in `workdir`, with the environment scrubbed of anything that
 /// could reach a real API, colour off, and `base_url` set when given.
 pub fn chapter(name: &str, workdir: &Path, base_url: Option<&str>) -> Command {
-    let mut cmd = Command::new(bin(name));
+    program(&bin(name), workdir, base_url)
+}
+
+/// [`chapter`] for another program built on the library, such as the test harness
+/// `runtime-harness` (`env!("CARGO_BIN_EXE_runtime-harness")`).
+pub fn program(exe: &Path, workdir: &Path, base_url: Option<&str>) -> Command {
+    let mut cmd = Command::new(exe);
     cmd.current_dir(workdir).env("NO_COLOR", "1");
     for var in SCRUBBED {
         cmd.env_remove(var);
@@ -203,7 +209,11 @@ pub fn unmarked(value: &Value) -> Value {
 /// terminal, so the line editor, the spinner and Ctrl-C behave as they do for a person. Every
 /// `exp_*` wait gives up after 30 s; escape codes are stripped from what the waits see.
 pub fn pty_chapter(name: &str, workdir: &Path, base_url: &str) -> rexpect::session::PtySession {
-    let mut cmd = chapter(name, workdir, Some(base_url));
+    on_pty(chapter(name, workdir, Some(base_url)))
+}
+
+/// `cmd` on a pseudo-terminal, as [`pty_chapter`] runs a chapter.
+pub fn on_pty(mut cmd: Command) -> rexpect::session::PtySession {
     // A terminal rustyline drives (a `dumb` or missing TERM would make it read without editing).
     cmd.env("TERM", "xterm-256color");
     let options = rexpect::session::Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(true);

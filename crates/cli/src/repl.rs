@@ -25,15 +25,18 @@ use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
 
 use rustyline::{
-    Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyEvent, Movement, RepeatCount,
+    Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyCode, KeyEvent, Modifiers, Movement,
+    RepeatCount,
 };
 use tokio::sync::mpsc;
 
 use agent_core::agent::{Agent, TurnEnd};
+use agent_core::approve::AskGate;
 use agent_core::error::ApiError;
 use agent_core::messages::{ContentBlock, Message, MessageContent, MessagesRequest, Role, UsageTotals};
 use agent_core::permission::{AlwaysAllowed, Source, known};
 use agent_core::sanitize::one_line;
+use agent_core::turns::{AutoTurn, TurnQueue};
 
 use crate::ui::{Terminal, Ui};
 
@@ -55,10 +58,22 @@ pub(crate) async fn one_turn(
     history: &mut Vec<Message>,
     prompt: &str,
 ) -> Result<TurnEnd, ()> {
+    one_turn_until(agent, terminal, history, prompt, std::future::pending()).await
+}
+
+/// [`one_turn`], also cancelled when `cancel` completes.
+async fn one_turn_until(
+    agent: &mut Agent,
+    terminal: &Terminal,
+    history: &mut Vec<Message>,
+    prompt: &str,
+    cancel: impl Future<Output = ()>,
+) -> Result<TurnEnd, ()> {
     let ui = terminal.ui();
     let result = tokio::select! {
         r = agent.run_turn(history, prompt) => Some(r),
         _ = tokio::signal::ctrl_c() => None,
+        () = cancel => None,
     };
     match result {
         Some(Ok(end)) => Ok(end),
@@ -76,6 +91,24 @@ pub(crate) async fn one_turn(
             Err(())
         }
     }
+}
+
+/// Runs `turn`, a turn no one typed ([`agent_core::turns`]), as [`one_turn`] runs a prompt: a
+/// line names its source and prompt, and the approver refuses with the turn's text wherever it
+/// would ask (`gate` is closed for the turn). `cancel` ends it as Ctrl-C does. The caller calls
+/// [`crate::console::automatic_turn_ended`] once it has written what ends the turn.
+pub(crate) async fn automatic_turn(
+    agent: &mut Agent,
+    terminal: &Terminal,
+    history: &mut Vec<Message>,
+    gate: &AskGate,
+    turn: &AutoTurn,
+    cancel: impl Future<Output = ()>,
+) -> Result<TurnEnd, ()> {
+    crate::console::automatic_turn_started();
+    terminal.automatic_turn(&turn.source, &turn.prompt);
+    let _closed = gate.refuse_for_now(turn.refusal_text());
+    one_turn_until(agent, terminal, history, &turn.prompt, cancel).await
 }
 
 /// The error, the endpoint's request id when it gave one, and a hint for a 401 or a 404.
@@ -403,36 +436,111 @@ fn content_text(content: &MessageContent) -> String {
         .join("\n")
 }
 
+/// What the REPL serves: the agent, its listener, the history, the chapter's commands, and the
+/// automatic turns with the gate that keeps them from asking anyone.
+pub(crate) struct Served<'a> {
+    pub(crate) agent: &'a mut Agent,
+    pub(crate) terminal: &'a Terminal,
+    pub(crate) history: &'a mut Vec<Message>,
+    pub(crate) commands: &'a [SlashCommand],
+    pub(crate) turns: &'a mut TurnQueue,
+    pub(crate) gate: &'a AskGate,
+}
+
+/// What the REPL waits for next.
+enum Input {
+    Line(Line),
+    Automatic(AutoTurn),
+    CtrlC,
+}
+
 /// The REPL (course §0): `NAME >> `; blank lines ignored; `q`/`exit` (any case), end of input or
 /// Ctrl-D quit with 0. An API error is printed and the REPL goes on. A `/WORD` line is a command
 /// (see the module docs), with the chapter's `commands` after the built-in ones.
-pub(crate) async fn run(
-    name: &str,
-    agent: &mut Agent,
-    terminal: &Terminal,
-    history: &mut Vec<Message>,
-    commands: &[SlashCommand],
-) -> ExitCode {
+///
+/// While it waits for a line, an automatic turn from `turns` runs (the agent is idle); its
+/// output appears above the prompt, and the line being typed is kept ([`crate::console`]). A
+/// line entered during an automatic turn is sent when that turn ends; Ctrl-C on an empty line
+/// cancels the automatic turn, Ctrl-D cancels it and quits. An item queued during a user turn
+/// waits for that turn's end: the two never interleave.
+pub(crate) async fn run(name: &str, served: Served<'_>) -> ExitCode {
+    let Served { agent, terminal, history, commands, turns, gate } = served;
     let ui = terminal.ui();
     let interactive = std::io::stdin().is_terminal();
     // Read line by line, with no line editor to end the line that shows the prompt.
     let plain = !interactive || crate::ui::dumb_terminal();
     let (ask, mut lines) = spawn_reader(interactive);
+    // Whether the reader has been asked for a line it has not given yet.
+    let mut reading = false;
+    // A line entered while an automatic turn ran, served next.
+    let mut waiting: Option<Line> = None;
     loop {
-        if ask.send(ui.prompt(name)).await.is_err() {
-            break;
-        }
-        let line = loop {
-            tokio::select! {
-                l = lines.recv() => break l.unwrap_or(Line::Eof),
-                // A SIGINT at the prompt comes only when no line editor holds the terminal: piped
-                // stdin (quit, as a pipeline would) or a terminal rustyline does not drive, where
-                // the terminal itself has already dropped the typed text (keep waiting).
-                _ = tokio::signal::ctrl_c() => {
-                    if !interactive {
-                        break Line::Eof;
+        let line = match waiting.take() {
+            Some(line) => line,
+            None => {
+                if !reading {
+                    if ask.send(ui.prompt(name)).await.is_err() {
+                        break;
                     }
-                    ui.notice(QUIT_HINT);
+                    reading = true;
+                }
+                let input = tokio::select! {
+                    biased;
+                    l = lines.recv() => Input::Line(l.unwrap_or(Line::Eof)),
+                    // A SIGINT at the prompt comes only when no line editor holds the terminal:
+                    // piped stdin (quit, as a pipeline would) or a terminal rustyline does not
+                    // drive, where the terminal itself has already dropped the typed text (keep
+                    // waiting).
+                    _ = tokio::signal::ctrl_c() => Input::CtrlC,
+                    turn = turns.next() => Input::Automatic(turn),
+                };
+                match input {
+                    Input::Line(line) => {
+                        reading = false;
+                        line
+                    }
+                    Input::CtrlC if !interactive => Line::Eof,
+                    Input::CtrlC => {
+                        ui.notice(QUIT_HINT);
+                        continue;
+                    }
+                    Input::Automatic(turn) => {
+                        // The reader still reads: a line it gives now waits for the turn's end,
+                        // and Ctrl-C or Ctrl-D there cancel the turn.
+                        let mut entered = None;
+                        let cancel = async {
+                            loop {
+                                match lines.recv().await.unwrap_or(Line::Eof) {
+                                    Line::Text(text) => {
+                                        ui.notice("(an automatic turn is running: your prompt is sent when it ends)");
+                                        entered = Some(Line::Text(text));
+                                        std::future::pending::<()>().await;
+                                    }
+                                    Line::Interrupted => {
+                                        entered = Some(Line::Interrupted);
+                                        return;
+                                    }
+                                    Line::Eof => {
+                                        entered = Some(Line::Eof);
+                                        return;
+                                    }
+                                }
+                            }
+                        };
+                        let _ = automatic_turn(agent, terminal, history, gate, &turn, cancel).await;
+                        match entered {
+                            None => {}
+                            // Ctrl-C cancelled the turn; the prompt is asked for again.
+                            Some(Line::Interrupted) => reading = false,
+                            Some(line) => {
+                                reading = false;
+                                waiting = Some(line);
+                            }
+                        }
+                        ui.print("\n");
+                        crate::console::automatic_turn_ended();
+                        continue;
+                    }
                 }
             }
         };
@@ -489,6 +597,17 @@ impl ConditionalEventHandler for ClearOrInterrupt {
     }
 }
 
+/// Enter in the line editor: the read is about to end, so output waits for it instead of going
+/// through the external printer ([`crate::console`]); the key then does what it always does.
+struct Accepting;
+
+impl ConditionalEventHandler for Accepting {
+    fn handle(&self, _evt: &Event, _n: RepeatCount, _positive: bool, _ctx: &EventContext) -> Option<Cmd> {
+        crate::console::accepting();
+        None
+    }
+}
+
 /// Reads prompts on a blocking thread: rustyline on a terminal, plain line-by-line reading when
 /// stdin is piped (no escape codes). The thread reads one line per request, so nothing else
 /// competes for the terminal while a turn runs.
@@ -502,9 +621,21 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
         let mut editor = if editing { rustyline::DefaultEditor::new().ok() } else { None };
         if let Some(ed) = editor.as_mut() {
             ed.bind_sequence(KeyEvent::ctrl('C'), EventHandler::Conditional(Box::new(ClearOrInterrupt)));
+            ed.bind_sequence(
+                KeyEvent(KeyCode::Enter, Modifiers::NONE),
+                EventHandler::Conditional(Box::new(Accepting)),
+            );
+            // Lines of an automatic turn go through it, above the prompt being typed.
+            if let Ok(printer) = ed.create_external_printer() {
+                crate::console::set_printer(Box::new(printer));
+            }
         }
         let mut stdin = std::io::stdin().lock();
         while let Some(prompt) = ask_rx.blocking_recv() {
+            match editor {
+                Some(_) => crate::console::editing(),
+                None => crate::console::plain_prompt(&prompt),
+            }
             let line = match editor.as_mut() {
                 Some(ed) => match ed.readline(&prompt) {
                     Ok(l) => {
@@ -517,7 +648,6 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
                     Err(_) => Line::Eof,
                 },
                 None => {
-                    crate::ui::out(&prompt);
                     let mut buf = Vec::new();
                     match stdin.read_until(b'\n', &mut buf) {
                         Ok(0) | Err(_) => Line::Eof,
@@ -529,6 +659,7 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
                     }
                 }
             };
+            crate::console::read_ended();
             let end = matches!(line, Line::Eof);
             if line_tx.blocking_send(line).is_err() || end {
                 break;
