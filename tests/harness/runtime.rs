@@ -154,7 +154,10 @@ impl TypedTool for BackgroundBash {
             return agent_core::tools::bash::run_command(&args.command, &self.ws, &self.opts).await;
         }
         let limits = Limits { timeout: self.opts.bash_timeout, keep_bytes: KEEP_BYTES };
-        let id = self.background.start(&args.command, &self.ws, &self.opts.sandbox, limits).map_err(ToolError::failed)?;
+        let id = self
+            .background
+            .start(&args.command, &self.ws, &self.opts.sandbox, limits)
+            .map_err(ToolError::failed)?;
         Ok(format!("[Background task {} started] The result will arrive as a new turn.", bg_id(id)))
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Source: ours, for the course's s12, s13 and s15, whose automatic turns print while the user
 //! may be half-way through typing a line (the course clears the line with `\r\033[K` and redraws
-//! the prompt). Every byte the harness writes to stdout or stderr goes through [`write`], which
+//! the prompt). Every byte the harness writes to stdout or stderr goes through [`write()`], which
 //! knows who holds the terminal:
 //!
 //! | who reads a line | what a write does |

@@ -18,6 +18,14 @@
 //!   permission hook runs ([`permissions_command`]). An unknown `/WORD` says so. A
 //!   line such as `/etc/hosts: what is this?` is a prompt, not a command.
 //!
+//! - Turns no one typed ([`agent_core::turns`]: a due cron job, a teammate's report, a finished
+//!   background command) run while the REPL waits for a line, never during a user's turn: the
+//!   REPL's one loop owns the agent and takes the user's lines and the queued turns in turn. Such
+//!   a turn starts with a line `[SOURCE] PROMPT`; its output appears above the prompt and the
+//!   half-typed line is drawn again ([`crate::console`]); it asks no one `Allow? [y/N]` (its
+//!   approver answers with the turn's text). A line entered meanwhile is sent when it ends;
+//!   Ctrl-C on an empty line cancels it, Ctrl-D cancels it and quits.
+//!
 //! The line editor only holds the terminal while a prompt is read; a turn's Ctrl-C comes as a
 //! SIGINT, which `one_turn` waits for next to the turn.
 

@@ -250,10 +250,13 @@ mod tests {
         let question = Question::new("Destructive command", "rm x", vec!["rm".into()]);
         assert_eq!(approver.reply(&question), Reply::Answer(Answer::Yes));
         {
-            let _turn = gate.refuse_for_now("Permission denied: scheduled turns cannot request interactive approval");
+            let _turn =
+                gate.refuse_for_now("Permission denied: scheduled turns cannot request interactive approval");
             assert_eq!(
                 approver.reply(&question),
-                Reply::Refused("Permission denied: scheduled turns cannot request interactive approval".into())
+                Reply::Refused(
+                    "Permission denied: scheduled turns cannot request interactive approval".into()
+                )
             );
             assert_eq!(approver.answer(&question), Answer::No);
             assert!(!approver.ask("rm x"));

@@ -125,7 +125,10 @@ fn every_way_the_harness_exits_ends_a_background_command_and_its_child() {
         if let Some(input) = stdin.as_mut() {
             input.write_all(b"start it\n").unwrap();
         }
-        assert!(wait_until(|| has_pid(ws, "sh.pid") && has_pid(ws, "child.pid")), "{ending:?}: never started");
+        assert!(
+            wait_until(|| has_pid(ws, "sh.pid") && has_pid(ws, "child.pid")),
+            "{ending:?}: never started"
+        );
         assert!(wait_until(|| server.request_count() == 2), "{ending:?}: the turn ended");
         let procs = [Proc::read(&ws.join("sh.pid")).unwrap(), Proc::read(&ws.join("child.pid")).unwrap()];
         assert!(procs.iter().all(Proc::alive), "{ending:?}: {procs:?} run before the harness exits");

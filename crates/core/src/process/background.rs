@@ -276,7 +276,13 @@ impl Background {
     /// # Errors
     /// [`StartError`]: the deny list, the sandbox, or the spawn (also once the harness is
     /// exiting). Nothing was started then.
-    pub fn start(&self, command: &str, ws: &Workspace, sandbox: &Sandbox, limits: Limits) -> Result<u64, StartError> {
+    pub fn start(
+        &self,
+        command: &str,
+        ws: &Workspace,
+        sandbox: &Sandbox,
+        limits: Limits,
+    ) -> Result<u64, StartError> {
         if deny_list_match(command).is_some() {
             return Err(StartError::Blocked);
         }
@@ -295,7 +301,8 @@ impl Background {
                 finished: None,
             };
             jobs.list.insert(id, job);
-            let wake = jobs.wake.as_ref().map(|(sender, make)| (sender.clone(), Arc::clone(make), sender.expect()));
+            let wake =
+                jobs.wake.as_ref().map(|(sender, make)| (sender.clone(), Arc::clone(make), sender.expect()));
             (id, wake)
         };
         let this = self.clone();
@@ -368,10 +375,7 @@ impl Background {
     pub fn take_finished(&self) -> Vec<Arc<Finished>> {
         let mut jobs = self.jobs();
         let ready = std::mem::take(&mut jobs.ready);
-        ready
-            .into_iter()
-            .filter_map(|id| jobs.list.get(&id).and_then(|job| job.finished.clone()))
-            .collect()
+        ready.into_iter().filter_map(|id| jobs.list.get(&id).and_then(|job| job.finished.clone())).collect()
     }
 
     /// The record of command `id` once it has finished, waiting for that; `None` for an id
@@ -478,7 +482,10 @@ mod tests {
         assert_eq!(finished.output(), "out\nerr\n");
         let listed = bg.list();
         assert_eq!(listed.len(), 1);
-        assert_eq!((listed[0].id, listed[0].state, listed[0].command.as_str()), (1, JobState::Failed, "echo out; echo err >&2; exit 3"));
+        assert_eq!(
+            (listed[0].id, listed[0].state, listed[0].command.as_str()),
+            (1, JobState::Failed, "echo out; echo err >&2; exit 3")
+        );
         assert!(bg.has_finished());
         assert_eq!(bg.take_finished().len(), 1);
         assert!(bg.take_finished().is_empty() && !bg.has_finished(), "handed out once");
@@ -490,7 +497,8 @@ mod tests {
         let (_dir, ws) = workspace();
         let bg = Background::new();
         let limits = Limits { timeout: Duration::from_millis(300), keep_bytes: 4 };
-        let id = bg.start("printf 'abcdefgh'; exec sleep 60", &ws, &Sandbox::default(), limits).expect("start");
+        let id =
+            bg.start("printf 'abcdefgh'; exec sleep 60", &ws, &Sandbox::default(), limits).expect("start");
         let finished = bg.wait(id).await.expect("known id");
         assert_eq!(finished.outcome, Outcome::TimedOut(Duration::from_millis(300)));
         assert_eq!((finished.stdout.as_slice(), finished.dropped_bytes), (&b"abcd"[..], 4));
@@ -508,7 +516,10 @@ mod tests {
         assert!(bg.stop(id));
         assert_eq!(bg.wait(id).await.map(|f| f.outcome.clone()), Some(Outcome::Stopped));
         assert!(!bg.stop(id), "no longer running");
-        assert!(matches!(bg.start("rm -rf /", &ws, &Sandbox::default(), Limits::default()), Err(StartError::Blocked)));
+        assert!(matches!(
+            bg.start("rm -rf /", &ws, &Sandbox::default(), Limits::default()),
+            Err(StartError::Blocked)
+        ));
         assert_eq!(bg.list().len(), 1);
     }
 
