@@ -220,6 +220,28 @@ pub fn on_pty(mut cmd: Command) -> rexpect::session::PtySession {
     rexpect::session::spawn_with_options(cmd, options).expect("spawn the chapter on a pseudo-terminal")
 }
 
+/// Waits up to 30 s for `child` to exit; kills it and fails the test if it does not.
+pub fn exits(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}: the harness did not exit (it hung)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Sends `sig` to `child`; a child already gone is not an error.
+pub fn signal(child: &std::process::Child, sig: rustix::process::Signal) {
+    if let Some(pid) = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}
+
 /// Waits up to 30 s for `done` to hold, checking every 20 ms; `false` on timeout.
 pub fn wait_until(mut done: impl FnMut() -> bool) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

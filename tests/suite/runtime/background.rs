@@ -6,35 +6,14 @@
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
 use agent_core::test_util::Proc;
-use e2e::{MockServer, reply, result_batches, texts, wait_until};
-use rustix::process::{Pid, Signal};
+use e2e::{MockServer, exits, reply, result_batches, signal, texts, wait_until};
+use rustix::process::Signal;
 use serde_json::{Value, json};
 
 use super::harness;
-
-/// Waits up to 30 s for `child` to exit; kills it and fails the test if it does not.
-fn exits(child: &mut Child, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{what}: the harness did not exit (it hung)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(child: &Child, sig: Signal) {
-    let pid = Pid::from_raw(child.id() as i32).unwrap();
-    let _ = rustix::process::kill_process(pid, sig);
-}
 
 /// The `content` of the first `tool_result` in request `i`.
 fn first_result(server: &MockServer, i: usize) -> Value {
