@@ -19,6 +19,7 @@
 //! would tear it.
 
 use std::io::Write;
+use std::sync::mpsc;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -45,48 +46,71 @@ enum Mode {
 
 struct State {
     mode: Mode,
-    /// rustyline's external printer, once the line editor has made one.
-    printer: Option<Box<dyn rustyline::ExternalPrinter + Send>>,
+    /// The thread that owns rustyline's external printer, once the line editor has made one.
+    /// Lines go to it, never to the printer straight from a writer: the printer may wait for
+    /// rustyline, and rustyline's Enter binding takes this state's lock.
+    printer: Option<mpsc::Sender<String>>,
+    /// Lines sent to the printer's thread and not printed yet: a direct write waits for them,
+    /// so nothing overtakes them.
+    pending: usize,
     /// Text written while rustyline reads, after its last newline: printed with its line's end.
     partial: String,
     /// An automatic turn runs.
     automatic: bool,
 }
 
-static STATE: Mutex<State> =
-    Mutex::new(State { mode: Mode::Direct, printer: None, partial: String::new(), automatic: false });
+static STATE: Mutex<State> = Mutex::new(State {
+    mode: Mode::Direct,
+    printer: None,
+    pending: 0,
+    partial: String::new(),
+    automatic: false,
+});
 
-/// Signalled when a read ends.
-static READ_ENDED: Condvar = Condvar::new();
+/// Signalled when a read ends and when the printer's thread has printed a line.
+static CHANGED: Condvar = Condvar::new();
 
-/// How long a write waits for rustyline to end a read after Enter before it prints through the
-/// external printer anyway (a key binding that did not end the read after all).
-const ACCEPT_WAIT: Duration = Duration::from_secs(1);
+/// How long a write waits for rustyline to end a read after Enter, or for the printer's thread
+/// to print what it was given, before it goes on anyway (a key binding that did not end the
+/// read after all; a printer that waits for the next read).
+const WAIT_AT_MOST: Duration = Duration::from_secs(1);
 
 fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Writes `text` to `stream` as the table in the module docs says. Errors (a closed pipe) are
-/// ignored. Callers pass only our own text or text they sanitised.
+/// ignored. Callers pass only our own text or text they sanitised. Never waits for the line
+/// editor (one second at most, in the moment after Enter).
 pub fn write(stream: Stream, text: &str) {
     let mut st = state();
-    let deadline = Instant::now() + ACCEPT_WAIT;
-    while matches!(st.mode, Mode::Accepting) {
+    let deadline = Instant::now() + WAIT_AT_MOST;
+    loop {
+        let waits = match st.mode {
+            Mode::Accepting => true,
+            Mode::Direct | Mode::Plain { .. } => st.pending > 0,
+            Mode::Editing => false,
+        };
+        if !waits {
+            break;
+        }
         let left = deadline.saturating_duration_since(Instant::now());
-        let (guard, waited) = READ_ENDED.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner());
+        let (guard, waited) = CHANGED.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner());
         st = guard;
-        if waited.timed_out() && matches!(st.mode, Mode::Accepting) {
-            st.mode = Mode::Editing;
+        if waited.timed_out() {
+            if matches!(st.mode, Mode::Accepting) {
+                st.mode = Mode::Editing;
+            }
+            break;
         }
     }
-    let State { mode, printer, partial, automatic } = &mut *st;
+    let State { mode, printer, pending, partial, automatic } = &mut *st;
     match mode {
         Mode::Editing if printer.is_some() => {
             partial.push_str(text);
             if let Some(end) = partial.rfind('\n') {
                 let lines: String = partial.drain(..=end).collect();
-                print_above(printer, lines);
+                to_printer(printer, pending, lines);
             }
         }
         Mode::Plain { shown, .. } if *shown && *automatic => {
@@ -98,12 +122,15 @@ pub fn write(stream: Stream, text: &str) {
     }
 }
 
-/// Prints `lines` above rustyline's prompt; written as they are if the printer fails.
-fn print_above(printer: &mut Option<Box<dyn rustyline::ExternalPrinter + Send>>, lines: String) {
-    let printed = printer.as_mut().is_some_and(|p| p.print(lines.clone()).is_ok());
-    if !printed {
-        *printer = None;
-        raw(Stream::Out, &lines);
+/// Hands `lines` to the printer's thread; written as they are if it is gone.
+fn to_printer(printer: &mut Option<mpsc::Sender<String>>, pending: &mut usize, lines: String) {
+    let Some(sender) = printer.as_ref() else { return raw(Stream::Out, &lines) };
+    match sender.send(lines) {
+        Ok(()) => *pending += 1,
+        Err(mpsc::SendError(lines)) => {
+            *printer = None;
+            raw(Stream::Out, &lines);
+        }
     }
 }
 
@@ -123,12 +150,29 @@ fn raw(stream: Stream, text: &str) {
 
 /// `true` while nobody reads a line, so a spinner may draw over its own line.
 pub fn status_allowed() -> bool {
-    matches!(state().mode, Mode::Direct)
+    let st = state();
+    matches!(st.mode, Mode::Direct) && st.pending == 0
 }
 
-/// The line editor's external printer, made once by the thread that owns the editor.
-pub(crate) fn set_printer(printer: Box<dyn rustyline::ExternalPrinter + Send>) {
-    state().printer = Some(printer);
+/// Gives the line editor's external printer to a thread of its own, which prints the lines
+/// [`write`] hands it above the prompt (rustyline clears the prompt line, prints, and draws
+/// the prompt and the typed text again); while rustyline does not read, the printer writes
+/// them as they are.
+pub(crate) fn set_printer(mut printer: Box<dyn rustyline::ExternalPrinter + Send>) {
+    let (tx, rx) = mpsc::channel::<String>();
+    let spawned = std::thread::Builder::new().name("console-printer".into()).spawn(move || {
+        for lines in rx {
+            if printer.print(lines.clone()).is_err() {
+                raw(Stream::Out, &lines);
+            }
+            let mut st = state();
+            st.pending = st.pending.saturating_sub(1);
+            CHANGED.notify_all();
+        }
+    });
+    if spawned.is_ok() {
+        state().printer = Some(tx);
+    }
 }
 
 /// rustyline is about to read a line.
@@ -136,7 +180,8 @@ pub(crate) fn editing() {
     state().mode = Mode::Editing;
 }
 
-/// Enter was pressed in rustyline: writes wait for the read to end.
+/// Enter was pressed in rustyline: writes wait for the read to end. Called from rustyline's
+/// key handler: it takes the lock only briefly, and no writer holds it while it waits.
 pub(crate) fn accepting() {
     let mut st = state();
     if matches!(st.mode, Mode::Editing) {
@@ -151,16 +196,32 @@ pub(crate) fn plain_prompt(prompt: &str) {
     st.mode = Mode::Plain { prompt: prompt.to_owned(), shown: true };
 }
 
-/// A read ended (a line, Ctrl-C, end of input): writes go straight out again, starting with
-/// what waited for its line's end.
+/// A read ended (a line, Ctrl-C, end of input): writes go straight out again, after what waited
+/// for its line's end (which goes last through the printer, to keep the order).
 pub(crate) fn read_ended() {
     let mut st = state();
     st.mode = Mode::Direct;
     let rest = std::mem::take(&mut st.partial);
     if !rest.is_empty() {
-        raw(Stream::Out, &rest);
+        let State { printer, pending, .. } = &mut *st;
+        to_printer(printer, pending, rest);
     }
-    READ_ENDED.notify_all();
+    CHANGED.notify_all();
+}
+
+/// Waits (a second at most) until the printer's thread has printed every line it was given:
+/// before the harness exits, so that nothing an automatic turn printed is lost.
+pub(crate) fn settle() {
+    let mut st = state();
+    let deadline = Instant::now() + WAIT_AT_MOST;
+    while st.pending > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let (guard, waited) = CHANGED.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner());
+        st = guard;
+        if waited.timed_out() {
+            break;
+        }
+    }
 }
 
 /// An automatic turn starts (see [`automatic_turn_ended`]).
@@ -173,12 +234,12 @@ pub(crate) fn automatic_turn_started() {
 pub(crate) fn automatic_turn_ended() {
     let mut st = state();
     st.automatic = false;
-    let State { mode, printer, partial, .. } = &mut *st;
+    let State { mode, printer, pending, partial, .. } = &mut *st;
     match mode {
         Mode::Editing if !partial.is_empty() => {
             let mut lines = std::mem::take(partial);
             lines.push('\n');
-            print_above(printer, lines);
+            to_printer(printer, pending, lines);
         }
         Mode::Plain { prompt, shown } if !*shown => {
             raw(Stream::Out, prompt);

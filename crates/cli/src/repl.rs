@@ -584,6 +584,7 @@ pub(crate) async fn run(name: &str, served: Served<'_>) -> ExitCode {
         let _ = one_turn(agent, terminal, history, text.trim_end_matches(['\n', '\r'])).await;
         ui.print("\n");
     }
+    crate::console::settle();
     ExitCode::SUCCESS
 }
 
