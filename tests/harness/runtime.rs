@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, Harness};
-use agent_cli::repl::SlashCommand;
+use agent_cli::repl::background_command;
 use agent_core::dispatch::{Subject, ToolError, TypedTool};
 use agent_core::messages::ToolSpec;
 use agent_core::process::background::{Background, Finished, Limits};
@@ -61,7 +61,7 @@ fn main() -> std::process::ExitCode {
             system: format!("You are a test harness at {}.", setup.workdir()),
             tools: kernel.tools.with(bash),
             extensions: vec![Box::new(kernel.hooks)],
-            commands: vec![bashes(background)],
+            commands: vec![background_command("bashes", background, bg_id)],
         }
     })
 }
@@ -94,26 +94,6 @@ fn watch_inbox(root: PathBuf, turns: TurnSender) {
             turns.push(AutoTurn::new("inbox", format!("[Inbox] {}", text.trim())).refusing(REFUSAL));
         }
     });
-}
-
-/// `/bashes`: every background command, its state, how long it ran, and how it ended.
-fn bashes(background: Background) -> SlashCommand {
-    SlashCommand::new("bashes", "the background commands: id, state, elapsed, outcome, command", move |ui| {
-        let list = background.list();
-        if list.is_empty() {
-            ui.say("No background commands.");
-        }
-        for job in list {
-            let outcome = job.outcome.map(|o| o.to_string()).unwrap_or_default();
-            ui.say(&format!(
-                "{}  {:<9}  {:>6.1}s  {outcome}  {}",
-                bg_id(job.id),
-                job.state.to_string(),
-                job.elapsed.as_secs_f64(),
-                job.command
-            ));
-        }
-    })
 }
 
 /// `bash`, with s11's `run_in_background`: JSON `true` starts the command in the background.

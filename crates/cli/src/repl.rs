@@ -43,6 +43,7 @@ use agent_core::approve::AskGate;
 use agent_core::error::ApiError;
 use agent_core::messages::{ContentBlock, Message, MessageContent, MessagesRequest, Role, UsageTotals};
 use agent_core::permission::{AlwaysAllowed, Source, known};
+use agent_core::process::background::Background;
 use agent_core::sanitize::one_line;
 use agent_core::turns::{AutoTurn, TurnQueue};
 
@@ -223,6 +224,39 @@ pub fn permissions_command(allowed: AlwaysAllowed) -> SlashCommand {
         }
         },
     )
+}
+
+/// A command that lists a harness's background commands ([`Background::list`]), as Claude
+/// Code's `/bashes` does: one line each, `ID  STATE  ELAPSED  OUTCOME  COMMAND`, with `id` giving
+/// the chapter's form of an id (s11's `bg_0001`), the state `running`, `completed` or `failed`,
+/// the outcome `exit code N`, `killed by signal NAME`, `timed out after Ns` or `stopped`, and the
+/// command on one line; `No background commands.` when there are none.
+pub fn background_command(
+    name: &'static str,
+    background: Background,
+    id: impl Fn(u64) -> String + Send + Sync + 'static,
+) -> SlashCommand {
+    SlashCommand::new(name, "the background commands: id, state, elapsed time, outcome, command", move |ui| {
+        let list = background.list();
+        if list.is_empty() {
+            ui.say("No background commands.");
+            return;
+        }
+        let lines: Vec<String> = list
+            .iter()
+            .map(|job| {
+                let outcome = job.outcome.as_ref().map(ToString::to_string).unwrap_or_default();
+                format!(
+                    "{}  {:<9}  {:>7.1}s  {outcome:<24}  {}",
+                    id(job.id),
+                    job.state.to_string(),
+                    job.elapsed.as_secs_f64(),
+                    one_line(&job.command, HISTORY_PREVIEW_CHARS + 1)
+                )
+            })
+            .collect();
+        ui.say(&lines.join("\n"));
+    })
 }
 
 /// What `/permissions` alone shows: each allowance and where it came from, or how to add one.

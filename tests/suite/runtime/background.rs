@@ -159,3 +159,45 @@ fn every_way_the_harness_exits_ends_a_background_command_and_its_child() {
 fn has_pid(ws: &Path, file: &str) -> bool {
     std::fs::read_to_string(ws.join(file)).is_ok_and(|t| !t.trim().is_empty())
 }
+
+/// `/bashes` lists each background command with its state, time and outcome: one still running,
+/// one that failed.
+#[test]
+fn slash_bashes_lists_the_background_commands() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[
+            ("toolu_l1", "bash", json!({"command": "exit 4", "run_in_background": true})),
+            (
+                "toolu_l2",
+                "bash",
+                json!({"command": "while [ ! -e go ]; do sleep 0.05; done", "run_in_background": true}),
+            ),
+        ]),
+        reply::text("both started"),
+        reply::text("the first one failed"),
+        reply::text("the second one is done"),
+    ]);
+    let mut rt = e2e::on_pty(harness(ws.path(), &server));
+    rt.exp_string(super::PROMPT).unwrap();
+    rt.send_line("start two").unwrap();
+    rt.exp_string("both started").unwrap();
+    rt.exp_string("the first one failed").unwrap();
+    rt.exp_string(super::PROMPT).unwrap();
+    rt.send_line("/bashes").unwrap();
+    rt.exp_string("bg_0001  failed").unwrap();
+    rt.exp_string("exit code 4").unwrap();
+    rt.exp_string("bg_0002  running").unwrap();
+    rt.exp_string("while [ ! -e go ]").unwrap();
+    rt.exp_string(super::PROMPT).unwrap();
+    std::fs::write(ws.path().join("go"), "").unwrap();
+    rt.exp_string("the second one is done").unwrap();
+    rt.exp_string(super::PROMPT).unwrap();
+    rt.send_line("/bashes").unwrap();
+    rt.exp_string("bg_0002  completed").unwrap();
+    rt.exp_string("exit code 0").unwrap();
+    rt.exp_string(super::PROMPT).unwrap();
+    rt.send_line("q").unwrap();
+    rt.exp_eof().unwrap();
+    server.assert_api_rules();
+}
