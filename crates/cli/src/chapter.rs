@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Command, FromArgMatches};
 
-use agent_core::approve::{Approver, ScriptedApprover};
+use agent_core::approve::{Approver, GatedApprover, ScriptedApprover};
 use agent_core::dispatch::DispatchMap;
 use agent_core::extension::Shared;
 use agent_core::hooks::{self, HookRegistry, HookSet};
@@ -67,12 +67,16 @@ impl Setup {
     /// The approver the permission hook asks: the session's allowances ([`Setup::allowed`],
     /// which get `approval`'s `--allow` programs) first, through a [`SessionApprover`]; then, in
     /// the offline demo, a [`ScriptedApprover`] that answers yes and shows the exchange, and
-    /// otherwise what `approval` (`--yes`, `--no`, neither) asks for.
+    /// otherwise what `approval` (`--yes`, `--no`, neither) asks for. Without `--yes` or `--no`,
+    /// the terminal is asked only while [`Setup::asking`] is open: during an automatic turn the
+    /// call gets that turn's refusal instead ([`GatedApprover`]).
     pub fn approver(&self, approval: &ApprovalArgs) -> Box<dyn Approver> {
-        let asked = if self.demo {
+        let asked: Box<dyn Approver> = if self.demo {
             Box::new(ScriptedApprover::new(true, self.events.clone()))
-        } else {
+        } else if approval.yes || approval.no {
             approval.approver()
+        } else {
+            Box::new(GatedApprover::new(approval.approver(), self.asking.clone()))
         };
         for program in &approval.allow {
             self.allowed.allow(program, Source::Flag);

@@ -29,7 +29,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use crate::approve::{Answer, Approver, Question};
+use crate::approve::{Answer, Approver, Question, Reply};
 use crate::dispatch::{Subject, ToolCall, ToolOutcome};
 use crate::events::{Events, Level, line};
 use crate::extension::{Decision, Extension};
@@ -370,8 +370,10 @@ pub const OUTSIDE_WORKSPACE: &str = "Access outside workspace";
 ///   ([`Workspace::outside`]); a yes grants the tool that one call beneath that handle
 ///   ([`Workspace::grant`]), a no answers `Permission denied by user`;
 /// - `Deny(text)` → answers `text`; a deny-list match is worded as `options.deny_list` says;
-/// - `Ask(question)` → `approver.answer(question)`; a refusal answers `Permission denied by user`
-///   (an approver that remembers `a`, such as [`permission::SessionApprover`], does so there);
+/// - `Ask(question)` → `approver.reply(question)`; a refusal answers `Permission denied by user`
+///   (an approver that remembers `a`, such as [`permission::SessionApprover`], does so there),
+///   and an approver that may not ask anyone now gives its own text
+///   ([`crate::approve::Reply::Refused`]);
 /// - `Allow` (or an approval) → passes.
 pub fn register_permission_hook_with(
     registry: &mut HookRegistry,
@@ -394,11 +396,14 @@ pub fn register_permission_hook_with(
             if let Some(Ok(Some(pinned))) = path.map(|p| ws.outside(p)) {
                 let subject = format!("{} ({})", pinned.shown().display(), call.name);
                 let question = Question::new(OUTSIDE_WORKSPACE, subject, Vec::new());
-                if approver.answer(&question) == Answer::No {
-                    return Ok(Some(DENIED_BY_USER.to_string()));
-                }
-                ws.grant(pinned);
-                return Ok(None);
+                return Ok(match approver.reply(&question) {
+                    Reply::Answer(Answer::No) => Some(DENIED_BY_USER.to_string()),
+                    Reply::Answer(Answer::Yes | Answer::Always) => {
+                        ws.grant(pinned);
+                        None
+                    }
+                    Reply::Refused(text) => Some(text),
+                });
             }
         }
         Ok(match permission::check_tool_call(call, inside_workspace.as_ref()) {
@@ -409,9 +414,11 @@ pub fn register_permission_hook_with(
                 }
                 _ => text,
             }),
-            Verdict::Ask(question) => {
-                (approver.answer(&question) == Answer::No).then(|| DENIED_BY_USER.to_string())
-            }
+            Verdict::Ask(question) => match approver.reply(&question) {
+                Reply::Answer(Answer::No) => Some(DENIED_BY_USER.to_string()),
+                Reply::Answer(Answer::Yes | Answer::Always) => None,
+                Reply::Refused(text) => Some(text),
+            },
         })
     });
 }
