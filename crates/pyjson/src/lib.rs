@@ -365,8 +365,9 @@ mod tests {
 
     #[test]
     fn non_finite_floats_are_spelled_as_python_does() {
-        assert_eq!([float_repr(f64::NAN), float_repr(f64::INFINITY), float_repr(-f64::INFINITY)], [
-            "nan", "inf", "-inf"
-        ]);
+        assert_eq!(
+            [float_repr(f64::NAN), float_repr(f64::INFINITY), float_repr(-f64::INFINITY)],
+            ["nan", "inf", "-inf"]
+        );
     }
 }

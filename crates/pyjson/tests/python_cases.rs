@@ -31,15 +31,23 @@ fn every_case_matches_the_bytes_python_wrote() {
         let expected = case["expected"].as_str().expect("expected is a string");
         let got = match case["call"].as_str() {
             Some("repr") => pyjson::repr(&input),
-            Some("dumps") => pyjson::dumps_with(&input, Options {
-                indent: case["indent"].as_u64().map(|n| n as usize),
-                ensure_ascii: case["ensure_ascii"].as_bool().expect("ensure_ascii is a bool"),
-            }),
+            Some("dumps") => pyjson::dumps_with(
+                &input,
+                Options {
+                    indent: case["indent"].as_u64().map(|n| n as usize),
+                    ensure_ascii: case["ensure_ascii"].as_bool().expect("ensure_ascii is a bool"),
+                },
+            ),
             other => panic!("line {}: unknown call {other:?}", i + 1),
         };
         count += 1;
         if got != expected {
-            failures.push(format!("line {}: {} of {}\n  python: {expected:?}\n  ours:   {got:?}", i + 1, case["call"], case["input"]));
+            failures.push(format!(
+                "line {}: {} of {}\n  python: {expected:?}\n  ours:   {got:?}",
+                i + 1,
+                case["call"],
+                case["input"]
+            ));
         }
     }
     assert!(count >= 200, "the table must hold at least 200 cases, it has {count}");
@@ -50,7 +58,10 @@ fn every_case_matches_the_bytes_python_wrote() {
 fn the_shortcuts_are_the_general_call() {
     let value = serde_json::json!({"a": ["é", 1.5, null]});
     assert_eq!(pyjson::dumps(&value), pyjson::dumps_with(&value, Options::default()));
-    assert_eq!(pyjson::dumps_indent(&value, 2), pyjson::dumps_with(&value, Options { indent: Some(2), ensure_ascii: true }));
+    assert_eq!(
+        pyjson::dumps_indent(&value, 2),
+        pyjson::dumps_with(&value, Options { indent: Some(2), ensure_ascii: true })
+    );
     assert_eq!(pyjson::repr_list(["a", "it's"]), pyjson::repr(&serde_json::json!(["a", "it's"])));
     assert_eq!(pyjson::repr_str("x"), "'x'");
     #[derive(serde::Serialize)]

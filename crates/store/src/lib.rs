@@ -352,6 +352,7 @@ pub fn sync_dir(dir: &Dir) -> io::Result<()> {
 fn is_unsupported_link(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::Unsupported)
         || e.raw_os_error().is_some_and(|code| {
-            code == rustix::io::Errno::PERM.raw_os_error() || code == rustix::io::Errno::OPNOTSUPP.raw_os_error()
+            code == rustix::io::Errno::PERM.raw_os_error()
+                || code == rustix::io::Errno::OPNOTSUPP.raw_os_error()
         })
 }

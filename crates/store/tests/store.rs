@@ -50,9 +50,11 @@ fn create_unique_draws_again_on_a_collision_and_gives_up_after_the_attempts() ->
     let (dir, ws) = workspace()?;
     let store = StoreDir::open_or_create(&ws, ".tasks")?;
     let mut draws = ["a", "a", "b"].into_iter();
-    let first = store.create_unique(3, || draws.next().unwrap_or("z").to_owned(), |n| n.as_bytes().to_vec())?;
+    let first =
+        store.create_unique(3, || draws.next().unwrap_or("z").to_owned(), |n| n.as_bytes().to_vec())?;
     assert_eq!(first.as_deref(), Some("a"));
-    let second = store.create_unique(3, || draws.next().unwrap_or("z").to_owned(), |n| n.as_bytes().to_vec())?;
+    let second =
+        store.create_unique(3, || draws.next().unwrap_or("z").to_owned(), |n| n.as_bytes().to_vec())?;
     assert_eq!(second.as_deref(), Some("b"), "the taken name a was drawn again and skipped");
     let none = store.create_unique(2, || "a".to_owned(), |_| b"x".to_vec())?;
     assert_eq!(none, None);
@@ -84,7 +86,10 @@ fn append_adds_lines() -> TestResult {
     let store = StoreDir::open_or_create(&ws, ".mailboxes")?;
     store.append("lead.jsonl", b"{\"a\": 1}\n")?;
     store.append("lead.jsonl", b"{\"b\": 2}\n")?;
-    assert_eq!(std::fs::read_to_string(dir.path().join(".mailboxes/lead.jsonl"))?, "{\"a\": 1}\n{\"b\": 2}\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".mailboxes/lead.jsonl"))?,
+        "{\"a\": 1}\n{\"b\": 2}\n"
+    );
     Ok(())
 }
 
@@ -129,7 +134,9 @@ fn the_lock_serialises_read_modify_write_across_threads() -> TestResult {
             scope.spawn(|| -> std::io::Result<()> {
                 for _ in 0..25 {
                     let _guard = store.lock()?;
-                    let n: u32 = String::from_utf8_lossy(&store.read("n", 16)?.unwrap_or_default()).parse().unwrap_or(0);
+                    let n: u32 = String::from_utf8_lossy(&store.read("n", 16)?.unwrap_or_default())
+                        .parse()
+                        .unwrap_or(0);
                     store.replace("n", (n + 1).to_string().as_bytes())?;
                 }
                 Ok(())
