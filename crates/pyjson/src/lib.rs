@@ -292,6 +292,13 @@ where
     out
 }
 
+/// Python's `str.strip()`: `s` without the leading and trailing characters Python counts as
+/// white space (`str.isspace()`): Unicode's white space and also the separators U+001C to
+/// U+001F, which Rust's `str::trim` keeps.
+pub fn strip(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+}
+
 /// Whether CPython's `str.isprintable()` holds for `c` (a character above U+007E).
 fn is_printable(c: char) -> bool {
     let cp = c as u32;

@@ -4,7 +4,7 @@ crate's tests read it and never run Python. Run once, with the Python the course
 
     python3 crates/pyjson/tests/gen_cases.py
 
-Each line: {"call": "dumps"|"repr", "indent": null|N, "ensure_ascii": bool, "input": V, "expected": S}.
+Each line: {"call": "dumps"|"repr"|"strip", "indent": null|N, "ensure_ascii": bool, "input": V, "expected": S}.
 A float inside V is written {"__float__": "repr"} so that the test builds the exact same double
 (a JSON reader may round a long decimal differently from CPython).
 """
@@ -54,7 +54,12 @@ cases = []
 
 
 def add(call, value, indent=None, ensure_ascii=True):
-    expected = repr(value) if call == "repr" else json.dumps(value, indent=indent, ensure_ascii=ensure_ascii)
+    if call == "repr":
+        expected = repr(value)
+    elif call == "strip":
+        expected = value.strip()
+    else:
+        expected = json.dumps(value, indent=indent, ensure_ascii=ensure_ascii)
     cases.append({"call": call, "indent": indent, "ensure_ascii": ensure_ascii, "input": tag(value),
                   "expected": expected})
 
@@ -64,6 +69,10 @@ for s in STRINGS:
     add("dumps", s, ensure_ascii=False)
     add("repr", s)
     add("repr", [s])
+WHITE = [" x ", "\t\n x \r\n", "\x1c\x1d x \x1e\x1f", "\x85\xa0x\u3000", "\u2000\u200a x \u2028\u2029",
+         "\u202f\u205f x", "\u200b x \u200b", "\ufeff x", "\x0b\x0c x", "   ", "", "\u1680 设计 \u180e"]
+for s in STRINGS + WHITE:
+    add("strip", s)
 for n in INTS + FLOATS:
     add("dumps", n)
     add("repr", n)

@@ -1,5 +1,5 @@
 //! `pyjson` against CPython: every line of `cases.jsonl` holds a value, a call (`json.dumps` with
-//! its `indent` and `ensure_ascii`, or `repr`) and the bytes CPython 3.11 wrote for it
+//! its `indent` and `ensure_ascii`, `repr`, or `str.strip`) and the bytes CPython 3.11 wrote for it
 //! (`gen_cases.py` made the file once; Python is not run here).
 
 use pyjson::Options;
@@ -31,6 +31,7 @@ fn every_case_matches_the_bytes_python_wrote() {
         let expected = case["expected"].as_str().expect("expected is a string");
         let got = match case["call"].as_str() {
             Some("repr") => pyjson::repr(&input),
+            Some("strip") => pyjson::strip(input.as_str().expect("strip takes a string")).to_owned(),
             Some("dumps") => pyjson::dumps_with(
                 &input,
                 Options {

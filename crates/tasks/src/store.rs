@@ -328,7 +328,7 @@ impl TaskStore {
     /// [`TaskError::EmptySubject`], [`TaskError::Escapes`], [`TaskError::NoUniqueId`],
     /// [`TaskError::Io`].
     pub fn create(&self, subject: &str, description: &str) -> Result<Task, TaskError> {
-        let subject = subject.trim();
+        let subject = pyjson::strip(subject);
         if subject.is_empty() {
             return Err(TaskError::EmptySubject);
         }
@@ -369,10 +369,10 @@ impl TaskStore {
 
     fn load_in(&self, dir: Option<&StoreDir>, id: &str) -> Result<Task, TaskError> {
         let file = format!("{id}.json");
-        let not_found = || TaskError::NotFound {
-            id: id.to_owned(),
-            path: self.workspace.root().join(TASKS_DIR).join(&file).display().to_string(),
-        };
+        // The course names the file under the resolved folder (`Path.resolve()`).
+        let folder = dir.map_or_else(|| self.workspace.root().join(TASKS_DIR), |d| d.path().to_owned());
+        let not_found =
+            || TaskError::NotFound { id: id.to_owned(), path: folder.join(&file).display().to_string() };
         let Some(dir) = dir else { return Err(not_found()) };
         let bytes = match dir.read(&file, MAX_TASK_FILE_BYTES) {
             Ok(Some(bytes)) => bytes,
