@@ -118,3 +118,16 @@ fn s06_to_s09_is_the_task_tool_leaving_and_memory_arriving() {
         &["permission", "approver", "todo", "course_hooks", "tools::"],
     );
 }
+
+#[test]
+fn s09_to_s10_is_memory_leaving_and_the_task_system_arriving() {
+    // Both are the s04 kernel plus one mechanism (COURSE-s10-s17 §0.1): memory's extension and
+    // commands leave, the task tools (added after the kernel's five) and `/tasks` arrive; the
+    // kernel call is the same line in both, and nothing of the permission check is written here.
+    assert_mentions(
+        "s09",
+        "s10",
+        &["Memory", "memory.extension", "TaskTools", "tasks.add_to", "tasks.commands"],
+        &["permission", "approver", "deny", "todo", "course_hooks", "tools::all", "setup.kernel"],
+    );
+}

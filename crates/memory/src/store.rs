@@ -35,12 +35,11 @@
 //!   or quotes stays one value.
 
 use std::collections::BTreeSet;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::PathBuf;
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
-use cap_tempfile::TempFile;
 use skills::frontmatter;
 use yaml_rust2::{Yaml, YamlEmitter};
 
@@ -454,7 +453,7 @@ impl MemoryStore {
             .cloned()
             .ok_or_else(|| MemoryError::NotFound(which.to_owned()))?;
         dir.remove_file(&found.filename).map_err(|e| io_error(&found.filename, e))?;
-        sync_dir(&dir).map_err(|e| io_error(MEMORY_DIR, e))?;
+        store::sync_dir(&dir).map_err(|e| io_error(MEMORY_DIR, e))?;
         rebuild_in(&dir)?;
         Ok((found, records.len() - 1))
     }
@@ -628,18 +627,12 @@ fn rebuild_in(dir: &Dir) -> Result<String, MemoryError> {
     Ok(index)
 }
 
-/// Writes `bytes` to `name` in `dir` atomically: a temporary file in the same folder (unnamed
-/// where the kernel allows, `O_TMPFILE`), written, synced, renamed over `name`, then the folder
-/// synced so that the rename survives a crash of the machine too.
+/// Writes `bytes` to `name` in `dir` atomically, with the store toolkit ([`store::replace_in`]):
+/// a temporary file in the same folder (unnamed where the kernel allows, `O_TMPFILE`), written,
+/// synced, renamed over `name`, then the folder synced so that the rename survives a crash of
+/// the machine too.
 fn write_atomic(dir: &Dir, name: &str, bytes: &[u8]) -> Result<(), MemoryError> {
-    let write = || -> io::Result<()> {
-        let mut tmp = TempFile::new(dir)?;
-        tmp.write_all(bytes)?;
-        tmp.as_file().sync_all()?;
-        tmp.replace(name)?;
-        sync_dir(dir)
-    };
-    write().map_err(|e| io_error(name, e))
+    store::replace_in(dir, name, bytes).map_err(|e| io_error(name, e))
 }
 
 /// Removes `name` from `dir`; a file already gone is fine.
@@ -649,11 +642,6 @@ fn remove_if_present(dir: &Dir, name: &str) -> Result<(), MemoryError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(io_error(name, e)),
     }
-}
-
-/// Syncs the folder itself, so that a rename or a removal in it is on disk.
-fn sync_dir(dir: &Dir) -> io::Result<()> {
-    dir.open(".")?.sync_all()
 }
 
 /// An I/O error on `.memory/{name}` (or `.memory` itself).
@@ -675,6 +663,7 @@ pub(crate) fn temp_store() -> Result<(tempfile::TempDir, MemoryStore), Box<dyn s
 mod tests {
     use super::temp_store as store;
     use super::*;
+    use std::io::Write;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
