@@ -17,13 +17,12 @@
 //! Key insight: sibling tool calls in one response cannot see each other's results, so the
 //! graph is built in two phases: every node first, then the edges with the returned ids.
 
-use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, ENVIRONMENT, Harness};
+use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Demo, ENVIRONMENT, Harness};
 use tasks::TaskTools;
 
 const CHAPTER: Chapter = Chapter {
     name: "s10",
-    // The course's banner, `s10: Task System - dependencies and task state`, opens the line.
-    about: "s10: Task System - dependencies and task state. The s04 kernel and a task graph in .tasks/: create, depend, claim, complete.",
+    about: "s10: the s04 kernel and a task graph in .tasks/: create, depend, claim, complete.",
     demo: Demo {
         prompt: "Plan a small release as tasks: design the schema, write the API, write the tests, write the docs. The API needs the schema; the tests need the API. Then start on whatever is ready and finish it.",
         files: &[],
@@ -31,6 +30,7 @@ const CHAPTER: Chapter = Chapter {
         // The first task's file after the run: the bytes the course's Python writes.
         show: &[".tasks/task_d12b78f5.json"],
     },
+    banner: Banner::new("s10: Task System - dependencies and task state"),
 };
 
 fn main() -> std::process::ExitCode {
