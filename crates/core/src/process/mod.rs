@@ -43,6 +43,8 @@ use std::time::Duration;
 use tokio::process::Command;
 
 #[cfg(target_os = "linux")]
+pub mod cgroup;
+#[cfg(target_os = "linux")]
 pub mod linux;
 #[cfg(target_os = "macos")]
 mod macos;
