@@ -159,13 +159,24 @@ impl CommandCgroup {
             let Some(pid) = rustix::process::Pid::from_raw(pid) else { continue };
             let ours = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero()))
                 .ok()
-                .and_then(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split(' ').nth(2)?.parse::<i32>().ok()))
+                .and_then(|s| {
+                    s.rsplit_once(')').and_then(|(_, rest)| rest.split(' ').nth(2)?.parse::<i32>().ok())
+                })
                 .is_some_and(|ppid| ppid == me.as_raw_nonzero().get());
             if ours {
                 let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
             }
         }
         count
+    }
+}
+
+impl Drop for CommandCgroup {
+    /// Removes the folder if it is empty (a spawn that failed, a command already ended); a
+    /// supervisor still ending its command removes it itself.
+    fn drop(&mut self) {
+        // SAFETY: a valid C string.
+        unsafe { libc::rmdir(self.path.as_ptr()) };
     }
 }
 

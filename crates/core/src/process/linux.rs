@@ -147,7 +147,8 @@ impl Session {
             Some(report) => Report { status: report.status.or(Some(status)), stopped: report.stopped },
             None => {
                 let supervised = Arc::clone(&self.supervisor);
-                let stopped = tokio::task::spawn_blocking(move || end_orphans(&supervised)).await.unwrap_or(0);
+                let stopped =
+                    tokio::task::spawn_blocking(move || end_orphans(&supervised)).await.unwrap_or(0);
                 Report { status: Some(status), stopped }
             }
         })
@@ -175,11 +176,6 @@ impl Drop for Session {
         if let Some(id) = self.id {
             sessions().live.remove(&id);
         }
-        if let Some(cgroup) = &self.supervisor.cgroup {
-            // Empty by now unless the supervisor is still ending it, which removes it then.
-            // SAFETY: the cgroup's descriptors and path live as long as `self`.
-            unsafe { cgroup.raw().remove_within(0) };
-        }
     }
 }
 
@@ -199,7 +195,8 @@ fn end_orphans(supervised: &Supervised) -> usize {
     let mut last: Vec<i32> = Vec::new();
     loop {
         for pid in last.drain(..).filter_map(rustix::process::Pid::from_raw) {
-            if let Ok(Some((_, status))) = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG)
+            if let Ok(Some((_, status))) =
+                rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG)
                 && status.terminating_signal() == Some(libc::SIGKILL)
             {
                 killed += 1;
@@ -349,7 +346,11 @@ mod supervisor {
     /// # Errors
     /// `setsid`, `prctl` or `fork` failed (in the supervisor, before the fork), or the command's
     /// `setsid` failed.
-    pub(super) fn fork_supervised(lifeline: Option<RawFd>, report: RawFd, cgroup: Option<Raw>) -> io::Result<()> {
+    pub(super) fn fork_supervised(
+        lifeline: Option<RawFd>,
+        report: RawFd,
+        cgroup: Option<Raw>,
+    ) -> io::Result<()> {
         // SAFETY: each call below is a plain system call on values of this function; the
         // signal sets are plain data initialised by sigemptyset.
         unsafe {
