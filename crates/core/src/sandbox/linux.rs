@@ -157,7 +157,17 @@ impl Sandbox {
                 .to_owned()
         });
         if self.mode == SandboxMode::Off {
-            return orphans.map(|o| format!("sandbox: {o}"));
+            // Root's commands keep CAP_SYS_ADMIN, which TIOCSTI needs on a terminal that is not
+            // theirs: they could answer `Allow? [y/N]` themselves. The harness, a subreaper,
+            // still ends what a command leaves when its call ends, but not while it runs.
+            let typing = harness_has_capabilities().then(|| {
+                "the sandbox is off and the harness has root's capabilities, so bash commands keep them: a \
+                 command can type into this terminal (TIOCSTI) while it runs, answer a prompt included, and \
+                 change anything on the system; run without --sandbox off, or as another user"
+                    .to_owned()
+            });
+            let lines: Vec<String> = typing.into_iter().chain(orphans).collect();
+            return (!lines.is_empty()).then(|| format!("sandbox: {}", lines.join("; ")));
         }
         if abi < 1 {
             return Some(
