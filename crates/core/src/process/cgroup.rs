@@ -48,7 +48,7 @@ fn find_base() -> Option<PathBuf> {
     let probe = base.join(format!("agent-probe-{}", std::process::id()));
     std::fs::create_dir(&probe).ok()?;
     let usable = probe.join("cgroup.kill").exists()
-        && rustix::fs::access(&base.join("cgroup.procs"), rustix::fs::Access::WRITE_OK).is_ok();
+        && rustix::fs::access(base.join("cgroup.procs"), rustix::fs::Access::WRITE_OK).is_ok();
     let _ = std::fs::remove_dir(&probe);
     usable.then_some(base)
 }
