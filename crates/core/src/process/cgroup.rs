@@ -10,7 +10,7 @@
 //! supervisor writes `1` to `cgroup.kill` when the call ends, then removes the folder; the
 //! harness does the same if the supervisor did not (it was killed).
 //!
-//! Where none can be made, [`CommandCgroup::new`] gives `None` and the supervisor's walk of the
+//! Where none can be made, `CommandCgroup::new` gives `None` and the supervisor's walk of the
 //! process tree is all there is (see [`super::linux`]).
 
 use std::ffi::CString;
