@@ -355,8 +355,9 @@ fn drop_all_capabilities() -> io::Result<()> {
 ///   `request_key` fail with `EPERM` (the user's and session keyrings hold other programs' keys).
 /// - **without unix sockets** (the default): `socket(AF_UNIX, …)` and `io_uring_setup` (a ring
 ///   creates sockets without the `socket` call) fail with `EPERM`, and so does `socketpair` of
-///   any type but `SOCK_STREAM`: a datagram pair can `sendto` any named datagram socket on the
-///   machine (syslog, journald), a stream pair cannot.
+///   any type but `SOCK_STREAM` and `SOCK_SEQPACKET`: a datagram pair can `sendto` any named
+///   datagram socket on the machine (syslog, journald); a stream or seqpacket pair reaches only
+///   its other end.
 mod seccomp {
     use std::collections::BTreeMap;
     use std::sync::OnceLock;
@@ -457,10 +458,12 @@ mod seccomp {
         if deny_unix_sockets {
             let unix =
                 SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?;
-            // The type's low four bits: every type but SOCK_STREAM (the flags above them, such
-            // as SOCK_CLOEXEC, do not matter).
+            // The type's low four bits: every type but SOCK_STREAM and SOCK_SEQPACKET (the flags
+            // above them, such as SOCK_CLOEXEC, do not matter). A seqpacket end drops the address
+            // `sendto` gives it, so it reaches only its pair; Rust's std (and so cargo) uses one
+            // to pass a pidfd.
             let not_stream = (0..16u64)
-                .filter(|t| *t != libc::SOCK_STREAM as u64)
+                .filter(|t| *t != libc::SOCK_STREAM as u64 && *t != libc::SOCK_SEQPACKET as u64)
                 .map(|t| SeccompRule::new(vec![masked(1, 0xf, t)?]))
                 .collect::<Result<Vec<_>, _>>()?;
             calls.extend([
