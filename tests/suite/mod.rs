@@ -10,6 +10,7 @@ mod hooks;
 mod isolation;
 mod prompt_cache;
 mod repl;
+mod runtime;
 mod s01;
 mod s02;
 mod s03;
