@@ -36,6 +36,15 @@
 //! s16). The answer's tool calls are dispatched through the tools of the request that produced
 //! it, so a tool added between two requests of one turn is found.
 //!
+//! ## Several agents at once
+//!
+//! An [`Agent`] and the future of its turn are `Send`: several agents, each with its own
+//! history, tools, extensions and listener ([`crate::events::Prefixed`] marks whose output a
+//! shared terminal shows), run as tasks on one runtime, the chapters' current-thread one
+//! included, and share the model client (`Arc<dyn Model>`) and the workspace's tools. Each
+//! counts its usage ([`Agent::session_usage`]); [`AgentBuilder::usage_total`] adds it to a total
+//! they share.
+//!
 //! ## Recovery around a request (course s13–s15; each off unless the chapter opts in)
 //!
 //! | policy | builder | what happens |
