@@ -314,3 +314,106 @@ impl Extension for Collector {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use agent_core::test_util::EventLog;
+
+    use super::*;
+
+    fn manager(dir: &std::path::Path) -> (BackgroundManager, Arc<EventLog>) {
+        let ws = Workspace::new(dir).unwrap();
+        let log = EventLog::new();
+        (BackgroundManager::new(&ws, &ToolOptions::default(), log.clone()), log)
+    }
+
+    /// Waits for every command and collects them.
+    async fn collected(m: &BackgroundManager) -> Vec<Notification> {
+        assert!(m.settle(Duration::from_secs(30)).await, "the commands finished");
+        m.collect()
+    }
+
+    #[test]
+    fn test_background_execution_requires_an_explicit_bash_flag() {
+        assert!(!should_run_background("bash", &json!({"command": "npm install"})));
+        assert!(should_run_background("bash", &json!({"command": "npm install", "run_in_background": true})));
+        assert!(!should_run_background("bash", &json!({"command": "x", "run_in_background": "true"})));
+        assert!(!should_run_background("bash", &json!({"command": "x", "run_in_background": 1})));
+        assert!(!should_run_background("write_file", &json!({"path": "a", "run_in_background": true})));
+    }
+
+    #[tokio::test]
+    async fn test_completed_result_is_collected_once_before_a_later_llm_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let (m, log) = manager(dir.path());
+        assert_eq!(m.start("echo ready").unwrap(), "bg_0001");
+        let notes = collected(&m).await;
+        assert_eq!(notes.len(), 1);
+        assert_eq!(
+            notes[0].to_string(),
+            "<task_notification>\n  <task_id>bg_0001</task_id>\n  <status>completed</status>\n  <command>echo ready</command>\n  <summary>ready</summary>\n</task_notification>"
+        );
+        assert!(m.collect().is_empty(), "handed out once");
+        assert_eq!(m.start("true").unwrap(), "bg_0002", "ids are never reused");
+        let lines = log.lines();
+        assert!(lines.iter().any(|l| l.contains("[background] started bg_0001: echo ready")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("[background] collected bg_0001: completed")), "{lines:?}");
+    }
+
+    #[tokio::test]
+    async fn test_background_dispatch_is_bash_only_and_reports_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let (m, _) = manager(dir.path());
+        m.start("exit 7").unwrap();
+        let note = collected(&m).await.remove(0);
+        assert_eq!(note.status, JobState::Failed);
+        assert_eq!(note.summary, "Error: command exited with status 7\n(no output)");
+        assert_eq!(m.start("  ").unwrap_err(), "Bash command cannot be empty");
+        assert_eq!(m.start("sudo ls").unwrap_err(), "Dangerous command blocked");
+    }
+
+    #[tokio::test]
+    async fn the_summary_is_cut_at_500_characters() {
+        let dir = tempfile::tempdir().unwrap();
+        let (m, _) = manager(dir.path());
+        m.start("printf 'é%.0s' $(seq 600)").unwrap();
+        let note = collected(&m).await.remove(0);
+        assert_eq!(note.summary, "é".repeat(SUMMARY_CHARS));
+    }
+
+    fn tool_result(id: &str) -> ContentBlock {
+        ContentBlock::tool_result(id, "[Background task bg_0001 started]", false)
+    }
+
+    #[test]
+    fn notifications_fold_into_the_last_user_message_after_its_tool_results() {
+        let mut history = vec![
+            Message::user_text("go"),
+            Message::assistant_blocks(vec![ContentBlock::text("ok")]),
+            Message::user_blocks(vec![tool_result("toolu_1")]),
+        ];
+        fold_into_last_user(&mut history, vec!["<n1>".into(), "<n2>".into()]);
+        assert_eq!(history.len(), 3, "never a second user message");
+        let blocks = history[2].blocks();
+        let kinds: Vec<&str> = blocks.iter().map(ContentBlock::kind).collect();
+        assert_eq!(kinds, ["tool_result", "text", "text"]);
+    }
+
+    #[test]
+    fn a_string_prompt_becomes_a_text_block_before_the_notifications() {
+        let mut history = vec![Message::user_text("what happened?")];
+        fold_into_last_user(&mut history, vec!["<n>".into()]);
+        let blocks = history[0].blocks();
+        assert_eq!(blocks, vec![ContentBlock::text("what happened?"), ContentBlock::text("<n>")]);
+    }
+
+    #[test]
+    fn after_an_assistant_message_a_user_message_is_added() {
+        let mut history = vec![Message::assistant_blocks(vec![ContentBlock::text("done")])];
+        fold_into_last_user(&mut history, vec!["<n>".into()]);
+        assert_eq!(history.len(), 2);
+        assert_eq!(history[1].role, Role::User);
+        fold_into_last_user(&mut history, Vec::new());
+        assert_eq!(history.len(), 2, "nothing to add, nothing added");
+    }
+}
