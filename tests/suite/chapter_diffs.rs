@@ -128,7 +128,14 @@ fn s06_to_s11_is_the_task_tool_leaving_and_background_bash_arriving() {
     assert_mentions(
         "s06",
         "s11",
-        &["Subagents", "task_tool", "BackgroundManager", "manager.bash_tool", "manager.extension", "manager.commands"],
+        &[
+            "Subagents",
+            "task_tool",
+            "BackgroundManager",
+            "manager.bash_tool",
+            "manager.extension",
+            "manager.commands",
+        ],
         &["permission", "approver", "todo", "course_hooks", "tools::", "DenyList"],
     );
 }

@@ -63,7 +63,7 @@ impl DenyList {
     }
 }
 
-/// How `bash` ([`crate::tools::bash`]) reports a command that exited with a non-zero status; a
+/// How `bash` ([`crate::tools::bash()`]) reports a command that exited with a non-zero status; a
 /// field of [`crate::tools::ToolOptions`]. A death by a signal is reported the same way in both:
 /// a last line `(killed by signal NAME)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
