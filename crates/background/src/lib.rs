@@ -381,6 +381,18 @@ mod tests {
         assert_eq!(note.summary, "é".repeat(SUMMARY_CHARS));
     }
 
+    #[tokio::test]
+    async fn a_command_past_its_timeout_is_stopped_and_reported_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let opts = ToolOptions { bash_timeout: Duration::from_secs(1), ..ToolOptions::default() };
+        let m = BackgroundManager::new(&ws, &opts, EventLog::new());
+        m.start("while true; do sleep 0.05; done").unwrap();
+        let note = collected(&m).await.remove(0);
+        assert_eq!(note.status, JobState::Failed);
+        assert_eq!(note.summary, "Error: Timeout (1s)");
+    }
+
     fn tool_result(id: &str) -> ContentBlock {
         ContentBlock::tool_result(id, "[Background task bg_0001 started]", false)
     }
