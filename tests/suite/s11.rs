@@ -259,3 +259,43 @@ fn the_demo_collects_the_background_result_on_a_later_request() {
     let collected = text.find("[background] collected bg_0001: completed").expect(&text);
     assert!(started < read && read < collected, "{text}");
 }
+
+/// A command that finishes during a tool round: its notification joins that round's user
+/// message, after the `tool_result` (never a second user message, never text first). The
+/// foreground command releases the background one and returns only once the harness has reaped
+/// it (its `/proc` entry is gone), so the next request is the first after its end.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_notification_follows_the_tool_results_of_the_round_it_finished_in() {
+    let ws = tempfile::tempdir().unwrap();
+    let background =
+        "echo $$ > bg.tmp; mv bg.tmp bg.pid; while [ ! -e go ]; do sleep 0.05; done; echo finished";
+    let foreground = "while [ ! -s bg.pid ]; do sleep 0.05; done; touch go; \
+                      while [ -e /proc/$(cat bg.pid) ]; do sleep 0.05; done; echo waited";
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("toolu_r1", "bash", json!({"command": background, "run_in_background": true}))]),
+        reply::tool_uses(&[("toolu_r2", "bash", json!({"command": foreground}))]),
+        reply::text("both done"),
+    ]);
+    let out =
+        chapter("s11", ws.path(), Some(&server.base_url())).args(["--yes", "-p", "go"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    server.assert_done();
+    server.assert_api_rules();
+    let msgs = messages(&server, 2);
+    let last = msgs.last().unwrap();
+    let kinds: Vec<&str> =
+        last["content"].as_array().unwrap().iter().filter_map(|b| b["type"].as_str()).collect();
+    assert_eq!(kinds, ["tool_result", "text"]);
+    assert_eq!(last["content"][0]["content"], "waited");
+    let note = last["content"][1]["text"].as_str().unwrap();
+    assert!(
+        note.contains("<status>completed</status>") && note.contains("<summary>finished</summary>"),
+        "{note}"
+    );
+    assert_eq!(
+        msgs.iter().filter(|m| m["role"] == "user").count(),
+        3,
+        "the prompt and two rounds of results"
+    );
+}
