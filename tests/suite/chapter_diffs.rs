@@ -133,3 +133,24 @@ fn s06_to_s10_is_the_task_tool_leaving_and_the_task_system_arriving() {
         &["permission", "approver", "deny", "todo", "course_hooks", "tools::all", "setup.kernel"],
     );
 }
+
+#[test]
+fn s06_to_s11_is_the_task_tool_leaving_and_background_bash_arriving() {
+    // Both are the s04 kernel plus one mechanism (COURSE-s10-s17 §0.1): the subagent's task tool
+    // and its commands leave; the BackgroundManager arrives with its bash (which replaces the
+    // kernel's in place), its collector before each request and `/bg`. Nothing of the permission
+    // check or the other base tools is written here: a background call passes the same hooks.
+    assert_mentions(
+        "s06",
+        "s11",
+        &[
+            "Subagents",
+            "task_tool",
+            "BackgroundManager",
+            "manager.bash_tool",
+            "manager.extension",
+            "manager.commands",
+        ],
+        &["permission", "approver", "todo", "course_hooks", "tools::", "DenyList"],
+    );
+}
