@@ -308,7 +308,11 @@ fn a_job_pending_at_a_crash_is_delivered_again_after_restart() {
     assert_eq!(lesson.cron.consume_cron_queue().len(), 2);
 
     let lesson = lesson.restart();
-    assert_eq!(lesson.cron.queued_ids(), std::slice::from_ref(&job.id), "the session job is gone, the durable one queued");
+    assert_eq!(
+        lesson.cron.queued_ids(),
+        std::slice::from_ref(&job.id),
+        "the session job is gone, the durable one queued"
+    );
     assert!(!lesson.cron.jobs().iter().any(|j| j.id == session.id));
     assert!(lesson.log.lines().contains(&"[cron] loaded 1 durable job(s)".to_owned()));
 }
