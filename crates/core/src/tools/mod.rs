@@ -30,7 +30,7 @@ use crate::messages::ToolSpec;
 use crate::sandbox::Sandbox;
 use crate::workspace::Workspace;
 
-pub use bash::{bash, run_command};
+pub use bash::{ExitStatusText, bash, run_command};
 pub use edit_file::edit_file;
 pub use glob::{glob, glob_base};
 pub use read_file::{COUNT_BYTES, read_file};
@@ -47,11 +47,19 @@ pub struct ToolOptions {
     pub bash_timeout: Duration,
     /// The sandbox `bash` commands run in: `workspace-write` by default.
     pub sandbox: Sandbox,
+    /// How `bash` reports a command that exited with a non-zero status: a last line
+    /// `(exit code N)` by default; the course's later chapters answer `Error: command exited
+    /// with status N` instead ([`ExitStatusText`]).
+    pub exit_status: ExitStatusText,
 }
 
 impl Default for ToolOptions {
     fn default() -> Self {
-        Self { bash_timeout: Duration::from_secs(120), sandbox: Sandbox::default() }
+        Self {
+            bash_timeout: Duration::from_secs(120),
+            sandbox: Sandbox::default(),
+            exit_status: ExitStatusText::Note,
+        }
     }
 }
 
