@@ -469,3 +469,45 @@ fn a_turn_with_tools_acknowledges_after_the_first_response() {
     assert!(!saved[0].pending_delivery, "a recurring job is acknowledged, not removed");
     assert!(lesson.durable_text().contains("\"pending_delivery\": false"));
 }
+
+#[test]
+fn describe_shows_the_next_fire_time_on_the_schedulers_clock() {
+    let lesson = Lesson::new();
+    lesson.clock.set(at(2026, 8, 14, 9, 30));
+    let a = lesson.cron.schedule_job("0 9 * * 1-5", "run tests", true, true).unwrap();
+    let b = lesson.cron.schedule_job("0 0 30 2 *", "never", false, false).unwrap();
+    assert_eq!(
+        lesson.cron.describe(),
+        format!(
+            "{}  0 9 * * 1-5  next 2026-08-17 09:00  [recurring, durable]  run tests\n{}  0 0 30 2 *  never  [one-shot, session]  never",
+            a.id, b.id
+        )
+    );
+}
+
+#[test]
+fn a_one_shot_job_is_held_until_delivered_or_cancelled() {
+    let held = Arc::new(AtomicUsize::new(0));
+    struct Hold(Arc<AtomicUsize>);
+    impl Drop for Hold {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let lesson = Lesson::new();
+    let counter = Arc::clone(&held);
+    let cron = Arc::try_unwrap(lesson.cron).unwrap().hold_one_shots(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Box::new(Hold(Arc::clone(&counter)))
+    });
+    let once = cron.schedule_job("* * * * *", "once", false, true).unwrap();
+    let other = cron.schedule_job("* * * * *", "cancelled", false, false).unwrap();
+    cron.schedule_job("* * * * *", "every minute", true, false).unwrap();
+    assert_eq!(held.load(Ordering::SeqCst), 2, "only one-shot jobs are held");
+    cron.cancel_job(&other.id).unwrap();
+    assert_eq!(held.load(Ordering::SeqCst), 1);
+    cron.poll_due_jobs(at(2026, 8, 10, 9, 0));
+    let taken: Vec<CronJob> = cron.consume_cron_queue().into_iter().filter(|j| j.id == once.id).collect();
+    cron.acknowledge_cron_jobs(&taken).unwrap();
+    assert_eq!(held.load(Ordering::SeqCst), 0);
+}

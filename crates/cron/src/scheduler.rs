@@ -100,7 +100,20 @@ struct State {
     queue: Vec<Queued>,
     /// The messages of turns announced for jobs cancelled before their turn began.
     withdrawn: Vec<String>,
+    /// What [`CronScheduler::hold_one_shots`] keeps while each one-shot job is scheduled, by id.
+    holds: Vec<(String, Hold)>,
 }
+
+impl State {
+    /// Drops the holds of jobs no longer scheduled.
+    fn release_holds(&mut self) {
+        let jobs = &self.jobs;
+        self.holds.retain(|(id, _)| jobs.iter().any(|e| &e.job.id == id));
+    }
+}
+
+/// Something kept alive while a one-shot job is scheduled ([`CronScheduler::hold_one_shots`]).
+type Hold = Box<dyn Send>;
 
 impl State {
     fn position(&self, id: &str) -> Option<usize> {
@@ -133,6 +146,8 @@ pub struct CronScheduler {
     events: Events,
     ids: Mutex<IdSource>,
     wake: Notify,
+    /// Makes the hold of each one-shot job scheduled ([`CronScheduler::hold_one_shots`]).
+    hold: Option<Box<dyn Fn() -> Hold + Send + Sync>>,
 }
 
 impl std::fmt::Debug for CronScheduler {
@@ -153,7 +168,19 @@ impl CronScheduler {
             events,
             ids: Mutex::new(Box::new(|| format!("{:08x}", fastrand::u32(..)))),
             wake: Notify::new(),
+            hold: None,
         }
+    }
+
+    /// The same scheduler keeping what `hold` returns while each one-shot job it schedules from
+    /// now on is scheduled, dropping it when the job is delivered or cancelled. A run that ends
+    /// when its work does (`-p`, the demo) holds a promise of a turn
+    /// ([`agent_core::turns::TurnSender::expect`]) this way, so it waits for the one-shot jobs
+    /// it scheduled to fire.
+    #[must_use]
+    pub fn hold_one_shots(mut self, hold: impl Fn() -> Box<dyn Send> + Send + Sync + 'static) -> Self {
+        self.hold = Some(Box::new(hold));
+        self
     }
 
     /// The same scheduler drawing ids from `ids` (each call: 8 hex digits), for tests of id
@@ -331,6 +358,9 @@ impl CronScheduler {
                 state.jobs.pop();
                 return Err(e.into());
             }
+            if let (false, Some(hold)) = (recurring, &self.hold) {
+                state.holds.push((job.id.clone(), hold()));
+            }
             job
         };
         self.say(Level::Mechanism, &format!("[cron] scheduled {}: {cron} -> {}", job.id, preview(prompt)));
@@ -372,6 +402,7 @@ impl CronScheduler {
             if previous_queue.iter().any(|q| q.id == id && q.announced) {
                 state.withdrawn.push(scheduled_message(&entry.job.prompt));
             }
+            state.release_holds();
         }
         self.say(Level::Mechanism, &format!("[cron] cancelled {id}"));
         self.wake();
@@ -392,6 +423,39 @@ impl CronScheduler {
                 let frequency = if job.recurring { "recurring" } else { "one-shot" };
                 let storage = if job.durable { "durable" } else { "session" };
                 format!("{}: {} -> {} [{frequency}, {storage}]", job.id, job.cron, preview(&job.prompt))
+            })
+            .collect();
+        lines.join("\n")
+    }
+
+    /// What the REPL's `/cron` shows: one line per job, its id, expression, kind and storage,
+    /// when it fires next on the scheduler's clock (`waiting for its turn` when fired and not yet
+    /// delivered, `never` when no date matches), and its prompt; `No cron jobs.` when there are
+    /// none.
+    pub fn describe(&self) -> String {
+        let now = self.clock.now();
+        let state = self.lock();
+        if state.jobs.is_empty() {
+            return "No cron jobs.".to_owned();
+        }
+        let lines: Vec<String> = state
+            .jobs
+            .iter()
+            .map(|Entry { job, expr }| {
+                let next = if job.pending_delivery {
+                    "waiting for its turn".to_owned()
+                } else {
+                    expr.next_after(now)
+                        .map_or("never".to_owned(), |t| format!("next {}", t.format("%Y-%m-%d %H:%M")))
+                };
+                let frequency = if job.recurring { "recurring" } else { "one-shot" };
+                let storage = if job.durable { "durable" } else { "session" };
+                format!(
+                    "{}  {}  {next}  [{frequency}, {storage}]  {}",
+                    job.id,
+                    job.cron,
+                    preview(&job.prompt)
+                )
             })
             .collect();
         lines.join("\n")
@@ -517,6 +581,7 @@ impl CronScheduler {
             self.wake();
             return Err(e);
         }
+        state.release_holds();
         drop(state);
         self.wake();
         Ok(())
