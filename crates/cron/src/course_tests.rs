@@ -511,3 +511,44 @@ fn a_one_shot_job_is_held_until_delivered_or_cancelled() {
     cron.acknowledge_cron_jobs(&taken).unwrap();
     assert_eq!(held.load(Ordering::SeqCst), 0);
 }
+
+#[test]
+fn the_timer_tries_a_failed_enqueue_again_within_the_minute() {
+    let lesson = Lesson::new();
+    lesson.clock.set(at(2026, 8, 10, 8, 59));
+    let job = lesson.cron.schedule_job("0 9 * * *", "report", true, true).unwrap();
+    // Two failures: the wake-up `schedule_job` left makes the timer look twice at 09:00.
+    lesson.failures.store(2, Ordering::SeqCst);
+    lesson.clock.set(at(2026, 8, 10, 9, 0));
+    let cron = Arc::clone(&lesson.cron);
+    let log = Arc::clone(&lesson.log);
+    block_on(async move {
+        let timer = tokio::spawn(Arc::clone(&cron).run(|_: &CronJob| true));
+        let said = |text: String| {
+            let log = Arc::clone(&log);
+            async move {
+                while !log.lines().contains(&text) {
+                    tokio::task::yield_now().await;
+                }
+            }
+        };
+        let wait = std::time::Duration::from_secs(10);
+        tokio::time::timeout(wait, async {
+            while lesson.failures.load(Ordering::SeqCst) > 0 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap();
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(log.lines().contains(&format!("[cron] could not enqueue {}: disk full", job.id)));
+        assert!(!cron.has_cron_queue(), "not queued until the clock moves on");
+        lesson.clock.set(at(2026, 8, 10, 9, 0) + TimeDelta::seconds(5));
+        cron.wake();
+        tokio::time::timeout(wait, said(format!("[cron] due {}: report", job.id))).await.unwrap();
+        assert_eq!(cron.queued_ids(), [job.id.clone()]);
+        timer.abort();
+    });
+}

@@ -47,6 +47,9 @@ pub const ID_ATTEMPTS: usize = 100;
 /// a wall clock set forward or back (NTP, a laptop waking) is noticed within this time.
 pub const MAX_SLEEP: Duration = Duration::from_secs(15 * 60);
 
+/// How soon, on the scheduler's clock, the timer tries again to queue a due job whose save failed.
+pub const ENQUEUE_RETRY: Duration = Duration::from_secs(5);
+
 /// The user message a scheduled turn sends (course: `[Scheduled] {prompt}`).
 pub fn scheduled_message(prompt: &str) -> String {
     format!("[Scheduled] {prompt}")
@@ -497,8 +500,14 @@ impl CronScheduler {
     /// `[cron] due {id}: {prompt}` for each, or `[cron] could not enqueue {id}: {error}`. Returns
     /// the jobs queued.
     pub fn poll_due_jobs(&self, moment: NaiveDateTime) -> Vec<CronJob> {
+        self.poll(moment).0
+    }
+
+    /// [`CronScheduler::poll_due_jobs`], also saying whether a job could not be queued (its save
+    /// failed), so the timer tries again within the minute.
+    fn poll(&self, moment: NaiveDateTime) -> (Vec<CronJob>, bool) {
         let marker = moment.format("%Y-%m-%d %H:%M").to_string();
-        let mut fired = Vec::new();
+        let (mut fired, mut failed) = (Vec::new(), false);
         let mut state = self.lock();
         let due: Vec<String> = state
             .jobs
@@ -515,10 +524,13 @@ impl CronScheduler {
                         fired.push(job.clone());
                     }
                 }
-                Err(e) => self.say(Level::Warning, &format!("[cron] could not enqueue {id}: {e}")),
+                Err(e) => {
+                    failed = true;
+                    self.say(Level::Warning, &format!("[cron] could not enqueue {id}: {e}"));
+                }
             }
         }
-        fired
+        (fired, failed)
     }
 
     /// Takes every queued job (course `consume_cron_queue`), oldest first.
@@ -664,11 +676,15 @@ impl CronScheduler {
     pub async fn run(self: Arc<Self>, deliver: impl Fn(&CronJob) -> bool + Send + Sync) {
         loop {
             let now = self.clock.now();
-            self.poll_due_jobs(now);
+            let (_, failed) = self.poll(now);
             if !self.announce(now, &deliver) {
                 return;
             }
-            let wait = self.next_wake(now).and_then(|at| self.clock.until(at)).map(|d| d.min(MAX_SLEEP));
+            // A job whose save failed is tried again within its minute, as the course's
+            // once-a-second poll would.
+            let retry = failed.then(|| now + TimeDelta::from_std(ENQUEUE_RETRY).unwrap_or(TimeDelta::MAX));
+            let next = [self.next_wake(now), retry].into_iter().flatten().min();
+            let wait = next.and_then(|at| self.clock.until(at)).map(|d| d.min(MAX_SLEEP));
             match wait {
                 // Never a busy loop: a wake-up at the same minute finds it fired already.
                 Some(wait) => {
