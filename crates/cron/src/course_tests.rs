@@ -548,7 +548,7 @@ fn the_timer_tries_a_failed_enqueue_again_within_the_minute() {
         lesson.clock.set(at(2026, 8, 10, 9, 0) + TimeDelta::seconds(5));
         cron.wake();
         tokio::time::timeout(wait, said(format!("[cron] due {}: report", job.id))).await.unwrap();
-        assert_eq!(cron.queued_ids(), [job.id.clone()]);
+        assert_eq!(cron.queued_ids(), std::slice::from_ref(&job.id));
         timer.abort();
     });
 }
