@@ -60,6 +60,12 @@ pub fn preview(prompt: &str) -> &str {
     prompt.char_indices().nth(PROMPT_PREVIEW).map_or(prompt, |(at, _)| &prompt[..at])
 }
 
+/// How `list_crons` names a job's kind and storage: `recurring` or `one-shot`, `durable` or
+/// `session`.
+fn kinds(job: &CronJob) -> (&'static str, &'static str) {
+    (if job.recurring { "recurring" } else { "one-shot" }, if job.durable { "durable" } else { "session" })
+}
+
 /// Why [`CronScheduler::schedule_job`] scheduled nothing. `Display` is the text the
 /// `schedule_cron` tool returns after `Error: `.
 #[derive(Debug, thiserror::Error)]
@@ -415,20 +421,10 @@ impl CronScheduler {
     /// The `list_crons` tool's text: `No cron jobs.`, or one line per job in insertion order,
     /// `{id}: {cron} -> {prompt[:60]} [{recurring|one-shot}, {durable|session}]`.
     pub fn list_crons(&self) -> String {
-        let state = self.lock();
-        if state.jobs.is_empty() {
-            return "No cron jobs.".to_owned();
-        }
-        let lines: Vec<String> = state
-            .jobs
-            .iter()
-            .map(|Entry { job, .. }| {
-                let frequency = if job.recurring { "recurring" } else { "one-shot" };
-                let storage = if job.durable { "durable" } else { "session" };
-                format!("{}: {} -> {} [{frequency}, {storage}]", job.id, job.cron, preview(&job.prompt))
-            })
-            .collect();
-        lines.join("\n")
+        self.listing(|Entry { job, .. }| {
+            let (frequency, storage) = kinds(job);
+            format!("{}: {} -> {} [{frequency}, {storage}]", job.id, job.cron, preview(&job.prompt))
+        })
     }
 
     /// What the REPL's `/cron` shows: one line per job, its id, expression, kind and storage,
@@ -437,31 +433,25 @@ impl CronScheduler {
     /// none.
     pub fn describe(&self) -> String {
         let now = self.clock.now();
+        self.listing(|Entry { job, expr }| {
+            let next = if job.pending_delivery {
+                "waiting for its turn".to_owned()
+            } else {
+                expr.next_after(now)
+                    .map_or("never".to_owned(), |t| format!("next {}", t.format("%Y-%m-%d %H:%M")))
+            };
+            let (frequency, storage) = kinds(job);
+            format!("{}  {}  {next}  [{frequency}, {storage}]  {}", job.id, job.cron, preview(&job.prompt))
+        })
+    }
+
+    /// One `line` per job, in insertion order, or `No cron jobs.`.
+    fn listing(&self, line: impl Fn(&Entry) -> String) -> String {
         let state = self.lock();
         if state.jobs.is_empty() {
             return "No cron jobs.".to_owned();
         }
-        let lines: Vec<String> = state
-            .jobs
-            .iter()
-            .map(|Entry { job, expr }| {
-                let next = if job.pending_delivery {
-                    "waiting for its turn".to_owned()
-                } else {
-                    expr.next_after(now)
-                        .map_or("never".to_owned(), |t| format!("next {}", t.format("%Y-%m-%d %H:%M")))
-                };
-                let frequency = if job.recurring { "recurring" } else { "one-shot" };
-                let storage = if job.durable { "durable" } else { "session" };
-                format!(
-                    "{}  {}  {next}  [{frequency}, {storage}]  {}",
-                    job.id,
-                    job.cron,
-                    preview(&job.prompt)
-                )
-            })
-            .collect();
-        lines.join("\n")
+        state.jobs.iter().map(line).collect::<Vec<_>>().join("\n")
     }
 
     /// Marks job `id` fired and queues it (course `_enqueue_due_job`): `pending_delivery` and,
