@@ -173,20 +173,29 @@ impl ExitStatusText {
     }
 }
 
-/// What one stream produced: its first [`HEAD_BYTES`] bytes, and a count of the rest.
-#[derive(Default)]
-struct Captured {
-    head: Vec<u8>,
+/// What one stream produced: its first bytes (up to a cap: [`HEAD_BYTES`] for `bash`), and a
+/// count of the rest. Shared with [`crate::process::background`], whose caller sets the cap.
+#[derive(Debug, Default)]
+pub(crate) struct Captured {
+    pub(crate) head: Vec<u8>,
     /// Bytes read but not kept.
-    dropped_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// Characters in the dropped bytes, counted as UTF-8 lead bytes (exact for valid UTF-8).
-    dropped_chars: u64,
+    pub(crate) dropped_chars: u64,
 }
 
 /// Reads `stream` to EOF keeping the head and counting the rest. A read error ends the capture.
 async fn capture<R: AsyncRead + Unpin>(stream: Option<R>) -> Captured {
     let mut cap = Captured::default();
-    let Some(mut stream) = stream else { return cap };
+    capture_into(stream, HEAD_BYTES, &mut cap).await;
+    cap
+}
+
+/// Reads `stream` to EOF into `cap`, keeping its first `keep` bytes and counting the rest. What
+/// was read stays in `cap` if the future is dropped first (a command stopped on its timeout). A
+/// read error ends the capture.
+pub(crate) async fn capture_into<R: AsyncRead + Unpin>(stream: Option<R>, keep: usize, cap: &mut Captured) {
+    let Some(mut stream) = stream else { return };
     let mut buf = vec![0u8; CHUNK];
     loop {
         let n = match stream.read(&mut buf).await {
@@ -196,13 +205,12 @@ async fn capture<R: AsyncRead + Unpin>(stream: Option<R>) -> Captured {
             Err(_) => break,
         };
         let chunk = &buf[..n];
-        let room = HEAD_BYTES.saturating_sub(cap.head.len()).min(n);
+        let room = keep.saturating_sub(cap.head.len()).min(n);
         cap.head.extend_from_slice(&chunk[..room]);
         let rest = &chunk[room..];
         cap.dropped_bytes += rest.len() as u64;
         cap.dropped_chars += bytecount::num_chars(rest) as u64;
     }
-    cap
 }
 
 /// Builds the model's text from both streams, the exit status, how many background processes
