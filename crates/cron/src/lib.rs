@@ -20,6 +20,7 @@
 //! | [`scheduler`] | the jobs, the queue, the course's operations on them, and the timer |
 //! | [`delivery`] | at-least-once delivery inside the agent loop |
 //! | [`tools`] | `schedule_cron`, `list_crons`, `cancel_cron` |
+//! | [`session`] | the scheduler in a chapter run: the workspace's file, due jobs as automatic turns, `/cron` |
 //!
 //! Key insight (course s12): a scheduled prompt is just another turn, and the lesson is in its
 //! boundaries: it starts only when the agent is idle, it never asks the user anything, it is
@@ -33,6 +34,7 @@ pub mod expr;
 pub mod file;
 pub mod job;
 pub mod scheduler;
+pub mod session;
 pub mod tools;
 
 #[cfg(test)]
