@@ -198,3 +198,74 @@ fn killed_between_enqueue_and_acknowledgement_a_restart_delivers_the_job_again()
     s.send_line("q").unwrap();
     s.exp_eof().unwrap();
 }
+
+#[test]
+fn the_demo_schedules_a_job_that_fires_and_is_delivered_as_a_turn() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = chapter("s12", cwd.path(), None).arg("--demo").output().unwrap();
+    let text = e2e::stdout(&out);
+    assert!(out.status.success(), "stdout: {text}\nstderr: {}", e2e::stderr(&out));
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("no {needle:?} in {text}"));
+    let scheduled = at("[cron] scheduled cron_");
+    let due = at("[cron] due cron_");
+    let turn = at("[cron] [Scheduled] Write a stand-up note");
+    let delivered = at("[cron] delivered cron_");
+    let answer = at("Wrote standup.md with the two Python files");
+    assert!(scheduled < due && due < turn && turn < delivered && delivered < answer, "{text}");
+    // The one-shot job left the file; the recurring one stays.
+    let file = &text[at("[demo] .scheduled_tasks.json after the run:")..];
+    assert!(
+        file.contains("\"cron\": \"0 9 * * 1-5\"") && !file.contains("\"cron\": \"30 9 * * *\""),
+        "{file}"
+    );
+}
+
+#[test]
+fn cron_lists_each_job_with_its_next_fire_time() {
+    let ws = tempfile::tempdir().unwrap();
+    write_jobs(
+        ws.path(),
+        &[
+            saved_job("cron_0000eeee", "0 9 * * 1-5", "run the tests", true, false),
+            saved_job("cron_0000ffff", "0 0 30 2 *", "never comes", false, false),
+        ],
+    );
+    let server = MockServer::start(vec![]);
+    let mut cmd = chapter("s12", ws.path(), Some(&server.base_url()));
+    // A Friday after nine: the weekday job fires next on Monday.
+    cmd.args(["--clock", "2026-08-14T10:00:00"]);
+    let out = e2e::run_with_stdin(cmd, "/cron\nq\n");
+    let text = e2e::stdout(&out);
+    assert!(
+        text.contains(
+            "cron_0000eeee  0 9 * * 1-5  next 2026-08-17 09:00  [recurring, durable]  run the tests"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("cron_0000ffff  0 0 30 2 *  never  [one-shot, durable]  never comes"), "{text}");
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_broken_file_is_reported_and_an_invalid_entry_skipped() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join(DURABLE), "{broken").unwrap();
+    let server = MockServer::start(vec![]);
+    let out = e2e::run_with_stdin(chapter("s12", ws.path(), Some(&server.base_url())), "q\n");
+    let all = format!("{}{}", e2e::stdout(&out), e2e::stderr(&out));
+    assert!(all.contains("[cron] could not load .scheduled_tasks.json: "), "{all}");
+    // The broken file is left as it was for the user to look at.
+    assert_eq!(fs::read_to_string(ws.path().join(DURABLE)).unwrap(), "{broken");
+
+    write_jobs(
+        ws.path(),
+        &[
+            saved_job("cron_00001111", "61 * * * *", "bad", true, false),
+            saved_job("cron_00002222", "0 9 * * *", "good", true, false),
+        ],
+    );
+    let out = e2e::run_with_stdin(chapter("s12", ws.path(), Some(&server.base_url())), "q\n");
+    let all = format!("{}{}", e2e::stdout(&out), e2e::stderr(&out));
+    assert!(all.contains("[cron] skipped invalid saved job: minute: Value 61 is outside [0-59]"), "{all}");
+    assert!(all.contains("[cron] loaded 1 durable job(s)"), "{all}");
+}
