@@ -8,7 +8,6 @@
 //! during the measurement, so no scheduled turn runs and no request is sent. CPU is the child's
 //! `utime + stime` from `/proc/PID/stat`, read once the prompt is up and again at the end.
 
-use std::io::Read;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -79,18 +78,7 @@ pub fn idle_cron(report: &mut Report, s12: &Path, span: Duration) -> Result<(), 
     cmd.args(["--clock", CLOCK]).stdin(Stdio::piped()).stdout(Stdio::piped());
     let mut proc = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", s12.display()))?;
     let mut out = proc.stdout.take().ok_or("no stdout pipe")?;
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while !seen.windows(PROMPT.len()).any(|w| w == PROMPT) {
-        let n = out.read(&mut buf).map_err(|e| e.to_string())?;
-        if n == 0 {
-            return Err(format!(
-                "s12 exited before its prompt; printed {:?}",
-                String::from_utf8_lossy(&seen)
-            ));
-        }
-        seen.extend_from_slice(&buf[..n]);
-    }
+    let seen = child::read_to_prompt(&mut out, PROMPT, "s12")?;
     if !String::from_utf8_lossy(&seen).contains("loaded 2 durable job(s)") {
         let _ = proc.kill();
         return Err(format!("s12 did not load the two jobs; printed {:?}", String::from_utf8_lossy(&seen)));
