@@ -23,4 +23,5 @@ mod s08;
 mod s09;
 mod s10;
 mod s11;
+mod s12;
 mod stream;

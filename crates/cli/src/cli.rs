@@ -478,7 +478,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     let session = async move {
         let mut history = Vec::new();
         if let Some(run) = demo {
-            return run_demo(&chapter, &mut agent, &terminal, run, keep).await;
+            return run_demo(&chapter, &mut agent, &terminal, run, keep, (&mut queue, &gate)).await;
         }
         if let Some(prompt) = &prompt {
             return print_mode(&mut agent, &terminal, &mut history, prompt, &mut queue, &gate).await;
@@ -525,21 +525,38 @@ async fn print_mode(
     queue: &mut TurnQueue,
     gate: &AskGate,
 ) -> ExitCode {
-    let Ok(mut end) = one_turn(agent, terminal, history, prompt).await else { return ExitCode::from(1) };
+    let Ok(end) = one_turn(agent, terminal, history, prompt).await else { return ExitCode::from(1) };
+    match serve_owed_turns(agent, terminal, history, queue, gate).await {
+        Ok(last) => ExitCode::from(exit_code(&last.unwrap_or(end))),
+        Err(()) => ExitCode::from(1),
+    }
+}
+
+/// For a run that ends when its work does (`-p`, `--demo`): the automatic turns its work still
+/// owes ([`agent_core::turns::TurnSender::expect`]: a background command that reports its end, a
+/// one-shot cron job), each run under the gate, until none is queued or expected. Returns how the
+/// last of them ended (`None` when there was none).
+///
+/// # Errors
+/// `()` when one failed or Ctrl-C ended the wait (already reported).
+async fn serve_owed_turns(
+    agent: &mut Agent,
+    terminal: &Terminal,
+    history: &mut Vec<Message>,
+    queue: &mut TurnQueue,
+    gate: &AskGate,
+) -> Result<Option<TurnEnd>, ()> {
+    let mut end = None;
     loop {
         let turn = tokio::select! {
             turn = queue.next_expected() => turn,
-            _ = tokio::signal::ctrl_c() => return ExitCode::from(1),
+            _ = tokio::signal::ctrl_c() => return Err(()),
         };
-        let Some(turn) = turn else { break };
+        let Some(turn) = turn else { return Ok(end) };
         let result = automatic_turn(agent, terminal, history, gate, &turn, std::future::pending()).await;
         crate::console::automatic_turn_ended();
-        match result {
-            Ok(e) => end = e,
-            Err(()) => return ExitCode::from(1),
-        }
+        end = Some(result?);
     }
-    ExitCode::from(exit_code(&end))
 }
 
 /// What `run_async` hands start-up for the [`Setup`]: the producers' end of the automatic turns'
@@ -724,21 +741,24 @@ fn start_demo(
     Ok(Started { agent, commands, demo: Some(DemoRun { dir, root, session, sessions }), dotenv: None })
 }
 
-/// `--demo`: this session's prompt as one turn. In session 1's process, then each later
-/// session as a fresh process of this binary in the same workspace ([`demo_session_process`]),
-/// then the files the demo changed; the workspace is removed at the end, unless `keep`.
+/// `--demo`: this session's prompt as one turn, and the automatic turns it owes (a one-shot cron
+/// job it scheduled: [`serve_owed_turns`]). In session 1's process, then each later session as
+/// a fresh process of this binary in the same workspace ([`demo_session_process`]), then the
+/// files the demo changed; the workspace is removed at the end, unless `keep`.
 async fn run_demo(
     chapter: &Chapter,
     agent: &mut Agent,
     terminal: &Terminal,
     run: DemoRun,
     keep: bool,
+    (queue, gate): (&mut TurnQueue, &AskGate),
 ) -> ExitCode {
     let (demo, ui) = (&chapter.demo, terminal.ui());
     let mut history = Vec::new();
     let prompt = run.sessions[run.session - 1].prompt.as_str();
     ui.print(&format!("{}{}\n", ui.prompt(chapter.name), agent_core::sanitize::sanitize(prompt)));
-    let mut ok = one_turn(agent, terminal, &mut history, prompt).await.is_ok();
+    let mut ok = one_turn(agent, terminal, &mut history, prompt).await.is_ok()
+        && serve_owed_turns(agent, terminal, &mut history, queue, gate).await.is_ok();
     let Some(dir) = run.dir else {
         // A later session's process: session 1's shows the files and removes the workspace.
         return if ok { ExitCode::SUCCESS } else { ExitCode::from(1) };

@@ -28,10 +28,9 @@ use serde_json::{Value, json};
 use crate::dispatch::DispatchMap;
 use crate::messages::ToolSpec;
 use crate::sandbox::Sandbox;
-use crate::wording::ExitStatus;
 use crate::workspace::Workspace;
 
-pub use bash::{bash, run_command};
+pub use bash::{ExitStatusText, bash, run_command};
 pub use edit_file::edit_file;
 pub use glob::{glob, glob_base};
 pub use read_file::{COUNT_BYTES, read_file};
@@ -48,9 +47,10 @@ pub struct ToolOptions {
     pub bash_timeout: Duration,
     /// The sandbox `bash` commands run in: `workspace-write` by default.
     pub sandbox: Sandbox,
-    /// How a non-zero exit is reported: `(exit code N)` by default; the course's
-    /// `Error: command exited with status N` from s11 on ([`ExitStatus`]).
-    pub exit_status: ExitStatus,
+    /// How `bash` reports a command that exited with a non-zero status: a last line
+    /// `(exit code N)` by default; the course's later chapters answer `Error: command exited
+    /// with status N` instead ([`ExitStatusText`]).
+    pub exit_status: ExitStatusText,
 }
 
 impl Default for ToolOptions {
@@ -58,7 +58,7 @@ impl Default for ToolOptions {
         Self {
             bash_timeout: Duration::from_secs(120),
             sandbox: Sandbox::default(),
-            exit_status: ExitStatus::Note,
+            exit_status: ExitStatusText::Note,
         }
     }
 }

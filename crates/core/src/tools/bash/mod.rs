@@ -7,8 +7,8 @@
 //! stderr, trimmed, decoded lossily (an invalid byte becomes U+FFFD; course #510), and cut to the
 //! first 50,000 characters followed by `... (N more characters)`; `(no output)` when empty. A
 //! non-zero exit adds a last line `(exit code N)`, death by a signal `(killed by signal NAME)`
-//! (ours); with [`ToolOptions::exit_status`] set to the course's s11 wording, a non-zero exit is
-//! the error `Error: command exited with status N` followed by the output instead.
+//! (ours); a chapter may ask for the course's later text instead, `Error: command exited with
+//! status N` and the output ([`ExitStatusText`], s11–s15).
 //!
 //! Errors (`Error: …` for the model):
 //! - a command containing a deny-list entry → `Dangerous command blocked` (course §1);
@@ -44,7 +44,6 @@ use crate::messages::ToolSpec;
 use crate::process::spawn_shell;
 use crate::sandbox::Sandbox;
 use crate::tools::ToolOptions;
-use crate::wording;
 use crate::workspace::Workspace;
 use deny::deny_list_match;
 
@@ -119,12 +118,18 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
         Ok((out, err, report)) => {
             let report = report.map_err(|e| ToolError::failed(format!("Cannot wait for sh: {e}")))?;
             let status = report.status.unwrap_or_else(|| ExitStatus::from_raw(0));
-            match (opts.exit_status, status.code()) {
-                (wording::ExitStatus::Error, Some(code)) if code != 0 => {
-                    let output = render(out, err, status, report.stopped, &opts.sandbox, false);
-                    Err(ToolError::failed(wording::ExitStatus::error_text(code, &output)))
+            match (opts.exit_status, ExitStatusText::returncode(status)) {
+                (ExitStatusText::Note, _) | (_, None) => {
+                    Ok(render(out, err, status, report.stopped, &opts.sandbox, true))
                 }
-                _ => Ok(render(out, err, status, report.stopped, &opts.sandbox, true)),
+                (ExitStatusText::Error, Some(code)) => {
+                    let text = render(out, err, status, report.stopped, &opts.sandbox, false);
+                    Err(ToolError::failed(ExitStatusText::error_text(code, &text)))
+                }
+                (ExitStatusText::ErrorUncut, Some(code)) => {
+                    let text = render_uncut(out, err);
+                    Err(ToolError::failed(ExitStatusText::error_text(code, &text)))
+                }
             }
         }
         Err(_) => {
@@ -136,6 +141,41 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
                 let _ = child.wait().await;
             }
             Err(ToolError::failed(format!("Timeout ({}s)", timeout.as_secs_f64())))
+        }
+    }
+}
+
+/// How `bash` reports a command that exited with a non-zero status (or was killed by a signal).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExitStatusText {
+    /// The output as on success, then a last line `(exit code N)` or `(killed by signal NAME)`
+    /// (ours; s01–s10).
+    #[default]
+    Note,
+    /// The course's s11, s13 and s15: `Error: command exited with status N` and, on the next
+    /// line, the output as on success (cut at 50,000 characters, `(no output)` when empty). A
+    /// signal is status `-N`, as Python's `returncode` gives it. The result is an error.
+    Error,
+    /// The course's s12: as [`ExitStatusText::Error`], but the output is not cut at 50,000
+    /// characters (only what the capture keeps, [`HEAD_BYTES`] a stream, is shown) and empty
+    /// output stays empty: `Error: command exited with status 1\n`.
+    ErrorUncut,
+}
+
+impl ExitStatusText {
+    /// The text after `Error: ` for a command that exited with `code` (not 0) and printed
+    /// `output` (already rendered): `command exited with status N`, a newline, the output. The
+    /// background commands of s11 and s15 word their failures the same way.
+    pub fn error_text(code: i32, output: &str) -> String {
+        format!("command exited with status {code}\n{output}")
+    }
+
+    /// The `N` of `command exited with status N` (Python's `returncode`), `None` for success.
+    fn returncode(status: ExitStatus) -> Option<i32> {
+        match (status.code(), status.signal()) {
+            (Some(0), _) | (None, None) => None,
+            (Some(code), _) => Some(code),
+            (None, Some(sig)) => Some(-sig),
         }
     }
 }
@@ -225,6 +265,19 @@ fn render(
     result
 }
 
+/// Both streams as captured, trimmed, without the 50,000-character cut and without
+/// `(no output)` ([`ExitStatusText::ErrorUncut`]); what the capture did not keep is counted in a
+/// last line.
+fn render_uncut(out: Captured, err: Captured) -> String {
+    let text = format!("{}{}", String::from_utf8_lossy(&out.head), String::from_utf8_lossy(&err.head));
+    let mut result = text.trim().to_owned();
+    let unseen = out.dropped_chars + err.dropped_chars;
+    if unseen > 0 {
+        result.push_str(&format!("\n... ({unseen} more characters)"));
+    }
+    result
+}
+
 /// `(exit code N)` for a non-zero exit, `(killed by signal NAME)` for a signal; `None` for 0.
 fn status_line(status: ExitStatus) -> Option<String> {
     match (status.code(), status.signal()) {
@@ -254,6 +307,9 @@ mod tests {
     #[test]
     fn status_lines() {
         assert_eq!(status_line(ExitStatus::from_raw(0)), None);
+        assert_eq!(ExitStatusText::returncode(ExitStatus::from_raw(0)), None);
+        assert_eq!(ExitStatusText::returncode(ExitStatus::from_raw(3 << 8)), Some(3));
+        assert_eq!(ExitStatusText::returncode(ExitStatus::from_raw(9)), Some(-9));
         assert_eq!(status_line(ExitStatus::from_raw(3 << 8)).as_deref(), Some("(exit code 3)"));
         assert_eq!(status_line(ExitStatus::from_raw(9)).as_deref(), Some("(killed by signal SIGKILL)"));
     }
