@@ -224,10 +224,8 @@ fn result_text(result: &rmcp::model::CallToolResult) -> String {
         })
         .collect();
     let mut text = parts.join("\n");
-    if text.is_empty() {
-        if let Some(s) = &result.structured_content {
-            text = s.to_string();
-        }
+    if let (true, Some(s)) = (text.is_empty(), &result.structured_content) {
+        text = s.to_string();
     }
     if result.is_error == Some(true) { format!("MCP error: {text}") } else { text }
 }
