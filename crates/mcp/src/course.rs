@@ -134,7 +134,9 @@ pub fn py_str(value: &Value) -> String {
     }
 }
 
-fn py_repr(value: &Value) -> String {
+/// Python's `repr` of a JSON value: `'text'` (double quotes when it holds a `'` and no `"`),
+/// `None`, `True`, lists and dicts as Python prints them.
+pub(crate) fn py_repr(value: &Value) -> String {
     match value {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),

@@ -112,23 +112,9 @@ pub fn normalize_mcp_name(name: &str) -> Result<String, PoolError> {
         .collect())
 }
 
-/// Python's `repr` of a str as the course's messages show it: single quotes unless the text holds
-/// one and no double quote.
+/// Python's `repr` of a str, as the course's messages quote names (`'docs'`).
 fn repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::from(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
+    crate::course::py_repr(&serde_json::Value::String(s.to_owned()))
 }
 
 /// One MCP tool in the pool.
