@@ -134,6 +134,51 @@ impl Hub {
         Connected { result, line }
     }
 
+    /// What `/mcp` shows: each server `connect_mcp` accepts, whether it is connected (and for a
+    /// `.mcp.json` one its command and whether it was approved), each connected server's tools
+    /// as `mcp__{server}__{tool}` with the host's policy and the server's annotations (shown,
+    /// not trusted), and the last lines a real server wrote to stderr. Server-written text goes
+    /// through [`agent_core::sanitize::sanitize`].
+    pub fn describe(&self) -> String {
+        use agent_core::sanitize::sanitize;
+        let mut out = String::from("MCP servers (host policy decides; annotations are not permissions):\n");
+        for name in self.available() {
+            let connected = self.connected.iter().find(|c| c.name() == name);
+            let origin = match self.configured.iter().find(|c| c.name == name) {
+                None => "in-process (course)".to_owned(),
+                Some(c) => {
+                    let approved =
+                        if self.approved.contains(&name) { "approved" } else { "not approved yet" };
+                    format!("{} {} via .mcp.json, {}, {approved}", c.command, c.args.join(" "), c.transport)
+                }
+            };
+            let state = if connected.is_some() { "connected" } else { "not connected" };
+            out.push_str(&format!("  {} [{state}] {}\n", sanitize(&name), sanitize(&origin)));
+            let Some(client) = connected else { continue };
+            let safe_server = crate::pool::normalize_mcp_name(&name).unwrap_or_default();
+            for tool in client.tools() {
+                let safe_tool = crate::pool::normalize_mcp_name(&tool.name).unwrap_or_default();
+                let policy = self.policy.get(&name, &tool.name).as_str();
+                let hints = if tool.annotations.is_null() {
+                    String::new()
+                } else {
+                    format!(" (server says {})", tool.annotations)
+                };
+                out.push_str(&format!(
+                    "    mcp__{safe_server}__{safe_tool}  {policy}  {}{}\n",
+                    sanitize(&tool.description),
+                    sanitize(&hints)
+                ));
+            }
+            let tail = client.stderr_tail();
+            let lines: Vec<&str> = tail.lines().rev().take(5).collect();
+            for line in lines.into_iter().rev() {
+                out.push_str(&format!("    stderr: {}\n", sanitize(line)));
+            }
+        }
+        out
+    }
+
     /// Ends every connected server (their processes are stopped); called when the harness
     /// exits.
     pub async fn shutdown(&mut self) {
@@ -183,6 +228,17 @@ mod tests {
             "Unknown server 'nope'. Available: docs, deploy"
         );
         assert_eq!(h.names(), ["docs"]);
+    }
+
+    #[tokio::test]
+    async fn slash_mcp_lists_servers_tools_and_the_host_policy() {
+        let mut h = hub();
+        let _ = h.connect("deploy", &mut FixedApprover(false)).await;
+        let text = h.describe();
+        assert!(text.contains("  docs [not connected] in-process (course)"), "{text}");
+        assert!(text.contains("  deploy [connected] in-process (course)"), "{text}");
+        assert!(text.contains("    mcp__deploy__trigger  confirm  Trigger a deployment."), "{text}");
+        assert!(text.contains("    mcp__deploy__status  allow  Check deployment status."), "{text}");
     }
 
     #[tokio::test]
