@@ -50,6 +50,9 @@ mod tests {
         assert_eq!(GoalCommand::parse("/goal   tests pass  "), Some(GoalCommand::Set("tests pass".into())));
         assert_eq!(GoalCommand::parse("/goals"), None);
         assert_eq!(GoalCommand::parse("what is /goal"), None);
-        assert_eq!(GoalCommand::parse("/goal clear the cache"), Some(GoalCommand::Set("clear the cache".into())));
+        assert_eq!(
+            GoalCommand::parse("/goal clear the cache"),
+            Some(GoalCommand::Set("clear the cache".into()))
+        );
     }
 }

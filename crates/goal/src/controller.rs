@@ -177,7 +177,14 @@ impl GoalController {
         if block_cap < 1 {
             return Err(GoalError::new("block_cap must be at least 1"));
         }
-        Ok(Self { evaluator, block_cap, events: Vec::new(), active: None, last_status: None, consecutive_blocks: 0 })
+        Ok(Self {
+            evaluator,
+            block_cap,
+            events: Vec::new(),
+            active: None,
+            last_status: None,
+            consecutive_blocks: 0,
+        })
     }
 
     /// A controller with the default cap.
@@ -315,7 +322,10 @@ impl GoalController {
         if self.consecutive_blocks > self.block_cap {
             return StopDecision::new(
                 Action::Limit,
-                format!("goal remains active, but the Stop hook blocked {} consecutive turns", self.block_cap),
+                format!(
+                    "goal remains active, but the Stop hook blocked {} consecutive turns",
+                    self.block_cap
+                ),
             );
         }
         StopDecision::new(Action::Block, reason)

@@ -144,8 +144,8 @@ pub fn parse_json_object(text: &str) -> Result<GoalEvaluation, GoalError> {
         }
         stripped = lines.join("\n").trim().to_owned();
     }
-    let value: Value =
-        serde_json::from_str(&stripped).map_err(|_| GoalError::new("goal evaluator returned invalid JSON"))?;
+    let value: Value = serde_json::from_str(&stripped)
+        .map_err(|_| GoalError::new("goal evaluator returned invalid JSON"))?;
     let Value::Object(object) = value else {
         return Err(GoalError::new("goal evaluator must return a JSON object"));
     };
@@ -185,8 +185,14 @@ mod tests {
             ("{\"reason\": \"r\"}", "goal evaluator response requires boolean 'ok'"),
             ("{\"ok\": false, \"reason\": \"   \"}", "goal evaluator response requires non-empty 'reason'"),
             ("{\"ok\": false, \"reason\": 3}", "goal evaluator response requires non-empty 'reason'"),
-            ("{\"ok\": false, \"reason\": \"r\", \"impossible\": null}", "goal evaluator 'impossible' must be boolean"),
-            ("{\"ok\": true, \"reason\": \"r\", \"impossible\": true}", "goal evaluator cannot return both ok and impossible"),
+            (
+                "{\"ok\": false, \"reason\": \"r\", \"impossible\": null}",
+                "goal evaluator 'impossible' must be boolean",
+            ),
+            (
+                "{\"ok\": true, \"reason\": \"r\", \"impossible\": true}",
+                "goal evaluator cannot return both ok and impossible",
+            ),
             ("{\"ok\": true, \"reason\": \"r\"} and more", "goal evaluator returned invalid JSON"),
         ];
         for (text, message) in cases {
@@ -196,7 +202,8 @@ mod tests {
 
     #[test]
     fn a_fenced_answer_is_read_and_its_reason_trimmed() {
-        let fenced = "```json\n{\"ok\": false, \"reason\": \"  no test output \", \"impossible\": false}\n```";
+        let fenced =
+            "```json\n{\"ok\": false, \"reason\": \"  no test output \", \"impossible\": false}\n```";
         assert_eq!(parse_json_object(fenced), Ok(GoalEvaluation::new(false, "no test output")));
         let huge = format!("{{\"ok\": false, \"reason\": \"{}\"}}", "x".repeat(1_000_000));
         assert_eq!(parse_json_object(&huge).map(|e| e.reason.len()), Ok(1_000_000));
@@ -208,7 +215,11 @@ mod tests {
         assert!(prompt.starts_with(
             "Input data (JSON):\n{\"completion_condition\": \"tests \\\"pass\\\" — ✓\", \"conversation\": \"USER:\\nline\\tend\"}\n\nDecide whether"
         ));
-        assert!(prompt.ends_with("Return only JSON:\n{\"ok\": boolean, \"reason\": string, \"impossible\": boolean}"));
+        assert!(
+            prompt.ends_with(
+                "Return only JSON:\n{\"ok\": boolean, \"reason\": string, \"impossible\": boolean}"
+            )
+        );
         let request = evaluator_request("judge", "c", &[Message::user_text("hi")]);
         let body = serde_json::to_value(&request).unwrap_or_default();
         assert_eq!(body["max_tokens"], 512);

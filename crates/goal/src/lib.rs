@@ -97,7 +97,12 @@ impl GoalError {
 /// # Errors
 /// A [`GoalError`] naming the variable when the value is not such a number, instead of the
 /// course's `ValueError` exit.
-pub fn parse_count(name: &str, raw: Option<&str>, default: Option<u32>, zero_is_none: bool) -> Result<Option<u32>, GoalError> {
+pub fn parse_count(
+    name: &str,
+    raw: Option<&str>,
+    default: Option<u32>,
+    zero_is_none: bool,
+) -> Result<Option<u32>, GoalError> {
     let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
         return Ok(default);
     };

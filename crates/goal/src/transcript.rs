@@ -134,10 +134,7 @@ mod tests {
         );
         let results = Message::user_blocks(vec![ContentBlock::tool_result("t1", "exit_code=0\né", false)]);
         assert_eq!(plain_content(&results.content), "[tool_result exit_code=0\né]");
-        assert_eq!(
-            transcript_text(&[user("go"), assistant, results], 24_000).lines().next(),
-            Some("USER:")
-        );
+        assert_eq!(transcript_text(&[user("go"), assistant, results], 24_000).lines().next(), Some("USER:"));
     }
 
     #[test]

@@ -1,0 +1,265 @@
+//! The course's `tests/test_goal_loop.py`, ported by name: the tests of the goal's state, its
+//! decision, the evaluator and the transcript. (The tests of the session and the tools run
+//! against the chapter, in the e2e suite and the chapter's own tests.)
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use agent_core::error::ApiError;
+use agent_core::events::Silent;
+use agent_core::extension::ModelHandle;
+use agent_core::messages::{Message, UsageTotals};
+use agent_core::model::Model;
+use agent_core::test_util::{ScriptedModel, text};
+use goal::evaluator::{EvaluatorError, PromptGoalEvaluator, parse_json_object};
+use goal::{
+    Action, CLEAR_ALIASES, GoalCommand, GoalController, GoalEvaluation, GoalEvaluator, GoalStatus,
+    MAX_GOAL_LENGTH,
+};
+use serde_json::json;
+
+/// The calls a [`RecordingEvaluator`] received: the condition and the messages it was shown.
+type Calls = Arc<Mutex<Vec<(String, Vec<Message>)>>>;
+
+/// The course's `RecordingEvaluator`: answers from its list (or always with its error) and
+/// records each call.
+struct RecordingEvaluator {
+    evaluations: VecDeque<GoalEvaluation>,
+    error: Option<ApiError>,
+    calls: Calls,
+}
+
+impl RecordingEvaluator {
+    fn new(evaluations: Vec<GoalEvaluation>) -> (Box<Self>, Calls) {
+        let calls = Calls::default();
+        (Box::new(Self { evaluations: evaluations.into(), error: None, calls: calls.clone() }), calls)
+    }
+}
+
+#[async_trait::async_trait]
+impl GoalEvaluator for RecordingEvaluator {
+    async fn evaluate(
+        &mut self,
+        _model: &mut ModelHandle<'_>,
+        condition: &str,
+        messages: &[Message],
+    ) -> Result<GoalEvaluation, EvaluatorError> {
+        self.calls.lock().map(|mut c| c.push((condition.to_owned(), messages.to_vec()))).ok();
+        if let Some(error) = &self.error {
+            return Err(error.clone().into());
+        }
+        Ok(self.evaluations.pop_front().expect("unexpected evaluator call"))
+    }
+}
+
+/// Runs `f` with a [`ModelHandle`] on `model`, on a one-thread runtime.
+fn with_model<R>(model: Arc<dyn Model>, f: impl AsyncFnOnce(&mut ModelHandle<'_>) -> R) -> R {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let mut usage = UsageTotals::default();
+    runtime.block_on(async {
+        let mut handle = ModelHandle::new(&model, "worker-model", &mut usage, &Silent);
+        f(&mut handle).await
+    })
+}
+
+fn no_model() -> Arc<dyn Model> {
+    Arc::new(ScriptedModel::new(Vec::new()))
+}
+
+fn assistant(text: &str) -> Message {
+    Message { role: agent_core::messages::Role::Assistant, ..Message::user_text(text) }
+}
+
+#[test]
+fn test_background_work_defers_evaluation() {
+    let (evaluator, calls) = RecordingEvaluator::new(vec![GoalEvaluation::new(true, "done")]);
+    let mut controller = GoalController::with_default_cap(evaluator);
+    controller.set_goal("background report is ready", 0).expect("a goal");
+
+    let decision = with_model(no_model(), async |model| {
+        controller.evaluate_after_turn(model, &[assistant("still running")], true).await
+    });
+
+    assert_eq!(decision.action, Action::Defer);
+    assert!(controller.active.is_some());
+    assert!(calls.lock().expect("calls").is_empty());
+}
+
+#[test]
+fn test_impossible_goal_is_recorded_as_failed() {
+    let impossible =
+        GoalEvaluation { ok: false, impossible: true, reason: "The required service does not exist.".into() };
+    let (evaluator, _calls) = RecordingEvaluator::new(vec![impossible]);
+    let mut controller = GoalController::with_default_cap(evaluator);
+    controller.set_goal("deploy to the missing service", 0).expect("a goal");
+
+    let decision = with_model(no_model(), async |model| {
+        controller.evaluate_after_turn(model, &[assistant("service not found")], false).await
+    });
+
+    assert_eq!(decision.action, Action::Failed);
+    assert!(controller.active.is_none());
+    assert!(controller.last_status.as_ref().is_some_and(|s| s.failed));
+    assert!(controller.status(0).starts_with("Goal failed:"));
+}
+
+#[test]
+fn test_evaluator_error_returns_control_and_keeps_goal() {
+    let (mut evaluator, _calls) = RecordingEvaluator::new(Vec::new());
+    evaluator.error = Some(ApiError::Transport("API unavailable".into()));
+    let mut controller = GoalController::with_default_cap(evaluator);
+    controller.set_goal("tests pass", 0).expect("a goal");
+
+    let decision =
+        with_model(no_model(), async |model| controller.evaluate_after_turn(model, &[], false).await);
+
+    assert_eq!(decision.action, Action::Error);
+    assert!(decision.reason.contains("API unavailable"), "{}", decision.reason);
+    assert!(controller.active.is_some());
+}
+
+#[test]
+fn test_restore_reinstalls_only_an_active_goal() {
+    let event = |active: bool, met: bool, reason: &str| -> GoalStatus {
+        serde_json::from_value(json!({
+            "type": "goal_status", "condition": "tests pass",
+            "active": active, "met": met, "failed": false, "reason": reason,
+        }))
+        .expect("the course's event")
+    };
+    let active_events = vec![event(true, false, "still failing")];
+    let (evaluator, _) = RecordingEvaluator::new(Vec::new());
+    let restored = GoalController::restore(evaluator, &active_events, 8).expect("restored");
+
+    let state = restored.active.as_ref().expect("the active goal is back");
+    assert_eq!(state.condition, "tests pass");
+    assert_eq!(state.iterations, 0);
+    assert_eq!(state.last_reason, None);
+
+    let mut achieved_events = active_events.clone();
+    achieved_events.push(event(false, true, "done"));
+    let (evaluator, _) = RecordingEvaluator::new(Vec::new());
+    let completed = GoalController::restore(evaluator, &achieved_events, 8).expect("restored");
+    assert!(completed.active.is_none());
+}
+
+#[test]
+fn test_clear_aliases() {
+    for alias in CLEAR_ALIASES {
+        let (evaluator, _) = RecordingEvaluator::new(Vec::new());
+        let mut controller = GoalController::with_default_cap(evaluator);
+        controller.set_goal("tests pass", 0).expect("a goal");
+
+        let command = GoalCommand::parse(&format!("/goal {alias}"));
+        assert_eq!(command, Some(GoalCommand::Clear), "{alias}");
+        assert_eq!(controller.clear(), "Goal cleared: tests pass");
+        assert!(controller.active.is_none(), "{alias}");
+    }
+}
+
+#[test]
+fn test_goal_length_is_bounded() {
+    let (evaluator, _) = RecordingEvaluator::new(Vec::new());
+    let mut controller = GoalController::with_default_cap(evaluator);
+    let error = controller.set_goal(&"x".repeat(MAX_GOAL_LENGTH + 1), 0).expect_err("too long");
+    assert!(error.0.contains("4000"), "{error}");
+    assert!(controller.active.is_none());
+}
+
+#[test]
+fn test_prompt_evaluator_uses_a_tool_free_json_response() {
+    let scripted = Arc::new(ScriptedModel::new(vec![text(
+        r#"{"ok": false, "reason": "test output is missing", "impossible": false}"#,
+    )]));
+    let mut evaluator = PromptGoalEvaluator::new(Some("evaluator-model".into()));
+
+    let result = with_model(scripted.clone(), async |model| {
+        evaluator.evaluate(model, "tests pass", &[assistant("implementation updated")]).await
+    })
+    .expect("an evaluation");
+
+    assert!(!result.ok);
+    assert_eq!(result.reason, "test output is missing");
+    let call = serde_json::to_value(&scripted.requests()[0]).expect("the request as JSON");
+    assert!(call.get("tools").is_none(), "{call}");
+    assert_eq!(call["model"], "evaluator-model");
+}
+
+#[test]
+fn test_evaluator_rejects_conflicting_terminal_states() {
+    let error = parse_json_object(r#"{"ok": true, "reason": "conflicting", "impossible": true}"#)
+        .expect_err("conflict");
+    assert!(error.0.contains("both ok and impossible"), "{error}");
+}
+
+#[test]
+fn test_transcript_trimming_keeps_complete_recent_messages() {
+    let messages = [Message::user_text(format!("old-{}", "x".repeat(100))), assistant("recent result")];
+    let rendered = goal::transcript_text(&messages, 40);
+
+    assert!(rendered.contains("recent result"));
+    assert!(!rendered.contains("old-"));
+}
+
+#[test]
+fn test_transcript_trims_the_middle_of_one_oversized_message() {
+    let rendered = goal::transcript_text(&[Message::user_text(format!("START{}END", "x".repeat(100)))], 40);
+
+    assert_eq!(rendered.chars().count(), 40);
+    assert!(rendered.starts_with("USER:\nSTART"));
+    assert!(rendered.ends_with("END"));
+    assert!(rendered.contains("middle omitted"));
+}
+
+/// Beyond the course: the block cap counts unmet evaluations in a row, the `[Goal still
+/// active]` message carries the condition and the reason, and a met goal does not fire again.
+#[test]
+fn blocks_count_up_to_the_cap_and_a_met_goal_stays_met() {
+    let (evaluator, _) = RecordingEvaluator::new(Vec::new());
+    let mut controller = GoalController::new(evaluator, 2).expect("cap 2");
+    controller.set_goal("tests pass", 0).expect("a goal");
+    let unmet = |n: u32| Ok(GoalEvaluation::new(false, format!("missing result {n}")));
+
+    let first = controller.after_evaluation(unmet(1));
+    assert_eq!(first.action, Action::Block);
+    assert_eq!(
+        controller.continuation(&first).as_deref(),
+        Some(
+            "[Goal still active]\nCondition: tests pass\nEvaluator: missing result 1\nContinue working and surface the missing evidence."
+        )
+    );
+    assert_eq!(controller.after_evaluation(unmet(2)).action, Action::Block);
+    let third = controller.after_evaluation(unmet(3));
+    assert_eq!(third.action, Action::Limit);
+    assert_eq!(third.reason, "goal remains active, but the Stop hook blocked 2 consecutive turns");
+    assert!(controller.status(0).contains("Evaluations: 3\nTokens: 0\nLast reason: missing result 3"));
+
+    controller.begin_query();
+    assert_eq!(controller.after_evaluation(Ok(GoalEvaluation::new(true, "passed"))).action, Action::Achieved);
+    assert_eq!(controller.status(0), "Goal achieved: tests pass\nReason: passed");
+    assert_eq!(controller.after_evaluation(Ok(GoalEvaluation::new(false, "late"))).action, Action::Allow);
+    assert_eq!(controller.before_evaluation(false).map(|d| d.action), Some(Action::Allow));
+    assert!(GoalController::new(RecordingEvaluator::new(Vec::new()).0, 0).is_err());
+}
+
+/// Beyond the course: whatever the evaluator returns is a status with a bounded reason.
+#[test]
+fn an_evaluator_that_answers_prose_or_a_huge_reason_gives_a_clear_status() {
+    let huge = format!(r#"{{"ok": false, "reason": "{}"}}"#, "y".repeat(100_000));
+    let scripted = Arc::new(ScriptedModel::new(vec![text("Looks done to me!"), text(&huge)]));
+    let mut controller = GoalController::with_default_cap(Box::new(PromptGoalEvaluator::new(None)));
+    controller.set_goal("tests pass", 0).expect("a goal");
+
+    let (prose, long) = with_model(scripted.clone(), async |model| {
+        let prose = controller.evaluate_after_turn(model, &[assistant("done")], false).await;
+        let long = controller.evaluate_after_turn(model, &[assistant("done")], false).await;
+        (prose, long)
+    });
+
+    assert_eq!(prose.action, Action::Error);
+    assert_eq!(prose.reason, "GoalError: goal evaluator returned invalid JSON");
+    assert_eq!(long.action, Action::Block);
+    assert!(long.reason.chars().count() < 4100 && long.reason.ends_with("(96000 more characters)"));
+    // The evaluator's request went to the loop's model id when none was named.
+    assert_eq!(scripted.requests()[0].model, "worker-model");
+}
