@@ -263,3 +263,100 @@ fn an_evaluator_that_answers_prose_or_a_huge_reason_gives_a_clear_status() {
     // The evaluator's request went to the loop's model id when none was named.
     assert_eq!(scripted.requests()[0].model, "worker-model");
 }
+
+// The course's tests of s17's own tool behaviours, on the base tools with `ToolOptions::s17`
+// (the chapter adds its descriptions and the `GoalError` wording of an unknown tool).
+
+mod tools {
+    use agent_core::dispatch::{DispatchMap, ToolOutcome};
+    use agent_core::test_util::tool_use_block;
+    use agent_core::tools::{self, ToolOptions};
+    use agent_core::workspace::Workspace;
+    use serde_json::{Value, json};
+
+    fn s17_tools(dir: &std::path::Path) -> DispatchMap {
+        let ws = Workspace::new(dir).expect("a workspace");
+        tools::all(&ws, &ToolOptions::default().s17())
+    }
+
+    fn run(map: &DispatchMap, name: &str, input: Value) -> ToolOutcome {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        runtime.block_on(map.dispatch(&tool_use_block("t1", name, input)))
+    }
+
+    #[test]
+    fn test_bash_output_keeps_exit_code_when_the_tail_is_trimmed() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let output = run(
+            &s17_tools(dir.path()),
+            "bash",
+            json!({"command": "head -c 40000 /dev/zero | tr '\\0' x; echo; echo END; exit 7"}),
+        );
+
+        assert!(output.content.starts_with("exit_code=7\n"), "{}", &output.content[..40]);
+        assert!(output.content.chars().count() <= 30000);
+        assert!(output.content.ends_with("x\nEND"));
+    }
+
+    #[test]
+    fn test_read_file_cannot_escape_the_workdir() {
+        let root = tempfile::tempdir().expect("a temp dir");
+        let inner = root.path().join("repo");
+        std::fs::create_dir(&inner).expect("a repository folder");
+        std::fs::write(root.path().join("outside.txt"), "secret").expect("written");
+
+        let output = run(&s17_tools(&inner), "read_file", json!({"path": "../outside.txt"}));
+
+        // The kernel's workspace rule words it; s17's permission hook refuses first, in the
+        // course's words (`Permission denied: path is outside the repository`).
+        assert!(output.is_error);
+        assert_eq!(output.content, "Error: Path escapes workspace: ../outside.txt");
+    }
+
+    #[test]
+    fn test_goal_loop_file_tools_use_the_current_repository() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let map = s17_tools(dir.path());
+
+        assert!(
+            run(&map, "write_file", json!({"path": "src/value.txt", "content": "old"}))
+                .content
+                .contains("Wrote")
+        );
+        let edited =
+            run(&map, "edit_file", json!({"path": "src/value.txt", "old_text": "old", "new_text": "new"}));
+        assert!(edited.content.contains("Edited"));
+        assert_eq!(run(&map, "glob", json!({"pattern": "src/*.txt"})).content, "src/value.txt");
+        assert_eq!(std::fs::read_to_string(dir.path().join("src/value.txt")).expect("read"), "new");
+    }
+
+    /// Beyond the course's tests: s17's `read_file` window and `edit_file`'s exactly-one rule.
+    #[test]
+    fn read_file_takes_a_window_and_edit_file_wants_one_occurrence() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let text: String = (1..=600).map(|n| format!("line {n}\n")).collect();
+        std::fs::write(dir.path().join("long.txt"), text).expect("written");
+        std::fs::write(dir.path().join("twice.txt"), "a a").expect("written");
+        let map = s17_tools(dir.path());
+
+        let read = |input: Value| run(&map, "read_file", input).content;
+        assert_eq!(read(json!({"path": "long.txt"})).lines().count(), 200);
+        assert_eq!(read(json!({"path": "long.txt", "offset": 599})), "line 599\nline 600");
+        assert_eq!(read(json!({"path": "long.txt", "offset": -3, "limit": 0})), "line 1");
+        assert_eq!(read(json!({"path": "long.txt", "limit": 10_000})).lines().count(), 500);
+        let schema = &map.specs()[1].input_schema;
+        assert_eq!(
+            schema["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect::<Vec<_>>())
+                .unwrap_or_default(),
+            ["path", "offset", "limit"]
+        );
+
+        let twice = run(&map, "edit_file", json!({"path": "twice.txt", "old_text": "a", "new_text": "b"}));
+        assert_eq!(twice.content, "Error: Expected 1 occurrence, found 2");
+        let none = run(&map, "edit_file", json!({"path": "twice.txt", "old_text": "z", "new_text": "b"}));
+        assert_eq!(none.content, "Error: Expected 1 occurrence, found 0");
+        assert_eq!(std::fs::read_to_string(dir.path().join("twice.txt")).expect("read"), "a a");
+    }
+}
