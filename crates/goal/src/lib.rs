@@ -28,6 +28,7 @@
 //! | [`controller`] | the goal's state, its status text, events and the decision after a turn | `GoalController`, `GoalState`, `StopDecision` |
 //! | [`evaluator`] | the evaluator's prompts, request and the strict check of its JSON | `PromptGoalEvaluator`, `_parse_json_object` |
 //! | [`transcript`] | the conversation as the evaluator reads it, cut to 24,000 characters | `transcript_text`, `_plain_content` |
+//! | [`kernel`] | s17's own kernel: the worker's SYSTEM, the tool texts, the repository rule | `AgentSession`, `TOOLS`, `_permission_hook` |
 //!
 //! The decision is a pure function of the goal's state and the evaluator's answer
 //! ([`controller::GoalController::before_evaluation`],
@@ -40,6 +41,7 @@
 pub mod command;
 pub mod controller;
 pub mod evaluator;
+pub mod kernel;
 pub mod transcript;
 
 pub use command::{CLEAR_ALIASES, GoalCommand};

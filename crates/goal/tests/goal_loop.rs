@@ -360,3 +360,32 @@ mod tools {
         assert_eq!(std::fs::read_to_string(dir.path().join("twice.txt")).expect("read"), "a a");
     }
 }
+
+#[test]
+fn test_goal_loop_keeps_the_s04_base_tools_and_permission_hook() {
+    use agent_core::extension::{Decision, Extension};
+    use agent_core::hooks::HookRegistry;
+    use agent_core::test_util::tool_call;
+    use agent_core::tools::{self, ToolOptions};
+    use agent_core::workspace::Workspace;
+
+    let root = tempfile::tempdir().expect("a temp dir");
+    let repo = root.path().join("repo");
+    std::fs::create_dir(&repo).expect("a repository folder");
+    let ws = Workspace::new(&repo).expect("a workspace");
+    let map = tools::all(&ws, &ToolOptions::default().s17());
+    let mut hooks = HookRegistry::new(agent_core::events::silent());
+    goal::kernel::register_repository_hook(&mut hooks, Arc::new(ws.clone()));
+
+    let names: Vec<String> = map.specs().iter().map(|s| s.name.clone()).collect();
+    assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "glob"]);
+    let call = tool_call(&map, "t1", "write_file", json!({"path": "../outside.txt", "content": "blocked"}));
+    let Decision::Block(text) = hooks.pre_tool_use(&call) else { panic!("an outside write must be refused") };
+    assert!(text.contains("outside"), "{text}");
+    assert_eq!(text, goal::kernel::OUTSIDE_REPOSITORY);
+    assert!(!root.path().join("outside.txt").exists());
+    let inside = tool_call(&map, "t2", "write_file", json!({"path": "inside.txt", "content": "ok"}));
+    assert_eq!(hooks.pre_tool_use(&inside), Decision::Continue);
+    let absolute = tool_call(&map, "t3", "read_file", json!({"path": "/etc/hostname"}));
+    assert!(matches!(hooks.pre_tool_use(&absolute), Decision::Block(_)));
+}
