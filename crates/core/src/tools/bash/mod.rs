@@ -233,11 +233,7 @@ fn render(out: Captured, err: Captured, status: ExitStatus, stopped: usize, sand
     }
     let status = status_line(status);
     let hint = status.as_ref().and_then(|_| sandbox.hint(&result));
-    let stopped = match stopped {
-        0 => None,
-        1 => Some("(stopped 1 background process it left running)".to_owned()),
-        n => Some(format!("(stopped {n} background processes it left running)")),
-    };
+    let stopped = stopped_note(stopped);
     for line in [status, stopped, hint.map(str::to_owned)].into_iter().flatten() {
         result.push('\n');
         result.push_str(&line);
@@ -271,16 +267,21 @@ fn render_exit_code(
     };
     let mut result = format!("exit_code={code}\n{tail}");
     let hint = (code != 0).then(|| sandbox.hint(tail)).flatten();
-    let stopped = match stopped {
-        0 => None,
-        1 => Some("(stopped 1 background process it left running)".to_owned()),
-        n => Some(format!("(stopped {n} background processes it left running)")),
-    };
+    let stopped = stopped_note(stopped);
     for line in [stopped, hint.map(str::to_owned)].into_iter().flatten() {
         result.push('\n');
         result.push_str(&line);
     }
     result
+}
+
+/// `(stopped N background process(es) it left running)`, for N > 0.
+fn stopped_note(stopped: usize) -> Option<String> {
+    match stopped {
+        0 => None,
+        1 => Some("(stopped 1 background process it left running)".to_owned()),
+        n => Some(format!("(stopped {n} background processes it left running)")),
+    }
 }
 
 /// `(exit code N)` for a non-zero exit, `(killed by signal NAME)` for a signal; `None` for 0.
