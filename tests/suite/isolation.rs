@@ -19,14 +19,15 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agent_core::test_util::Proc;
 use e2e::{
-    MockServer, chapter, pty_chapter, reply, result_batches, run_with_stdin, stderr, stdout, wait_until,
+    MockServer, chapter, exits, pty_chapter, reply, result_batches, run_with_stdin, signal, stderr, stdout,
+    wait_until,
 };
 use rustix::fs::{CWD, FileType, Mode, RenameFlags};
 use rustix::process::{Pid, Signal};
@@ -43,26 +44,6 @@ fn tool_results(server: &MockServer) -> Vec<String> {
             other => other.to_string(),
         })
         .collect()
-}
-
-/// Waits up to 30 s for `child` to exit; kills it and fails the test if it does not.
-fn exits(child: &mut Child, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{what}: the harness did not exit (it hung)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(child: &Child, sig: Signal) {
-    let pid = Pid::from_raw(child.id() as i32).unwrap();
-    rustix::process::kill_process(pid, sig).unwrap();
 }
 
 /// A folder outside every place `workspace-write` lets a command write.

@@ -1,6 +1,7 @@
 //! One module per former test binary.
 
 mod chapter_diffs;
+mod conformance;
 mod endpoint;
 mod extension_point;
 mod hooks;
@@ -10,6 +11,7 @@ mod hooks;
 mod isolation;
 mod prompt_cache;
 mod repl;
+mod runtime;
 mod s01;
 mod s02;
 mod s03;

@@ -299,7 +299,10 @@ fn a_piped_session_ends_its_last_line_after_q() {
     let ws = tempfile::tempdir().unwrap();
     let out = run_with_stdin(chapter("s02", ws.path(), Some("http://127.0.0.1:9")), "q\n");
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "s02 >> \n");
+    assert_eq!(
+        stdout(&out),
+        "s02: Tool Use - four tools added to s01\nEnter a question, press Enter to send. Type q to quit.\n\ns02 >> \n"
+    );
 }
 
 #[test]

@@ -60,7 +60,7 @@ fn the_loop_runs_bash_in_the_workspace_until_the_model_answers_with_text() {
         second,
         [
             (json!("b2"), json!("made.py")),
-            (json!("b3"), json!("Unknown tool: read_file")),
+            (json!("b3"), json!("Unknown: read_file")),
             (json!("b4"), json!("Error: Dangerous command blocked")),
         ]
     );

@@ -90,7 +90,9 @@ fn a_childs_destructive_command_answered_no_is_refused_and_changes_nothing() {
     server.assert_api_rules();
     let batches = result_batches(&server.requests()[2].body);
     assert_eq!(batches[0][0]["content"], "Permission denied by user");
-    assert_eq!(batches[0][1]["content"], format!("Error: Path escapes workspace: {}", escape.display()));
+    // The course's s06 test `test_subagent_file_tools_keep_the_kernel_permission_boundary`: a
+    // child's write outside the workspace is asked about, and answered no, refused.
+    assert_eq!(batches[0][1]["content"], "Permission denied by user");
     assert_eq!(fs::read_to_string(ws.path().join("keep.txt")).unwrap(), "precious");
     assert!(!escape.exists());
     assert!(stdout(&out).contains("[HOOK] bash(rm keep.txt)"), "the parent's hooks ran in the child");

@@ -106,7 +106,13 @@ fn package_name(manifest: &str) -> Option<String> {
 /// A chapter process about to run in `workdir`, with the environment scrubbed of anything that
 /// could reach a real API, colour off, and `base_url` set when given.
 pub fn chapter(name: &str, workdir: &Path, base_url: Option<&str>) -> Command {
-    let mut cmd = Command::new(bin(name));
+    program(&bin(name), workdir, base_url)
+}
+
+/// [`chapter`] for another program built on the library, such as the test harness
+/// `runtime-harness` (`env!("CARGO_BIN_EXE_runtime-harness")`).
+pub fn program(exe: &Path, workdir: &Path, base_url: Option<&str>) -> Command {
+    let mut cmd = Command::new(exe);
     cmd.current_dir(workdir).env("NO_COLOR", "1");
     for var in SCRUBBED {
         cmd.env_remove(var);
@@ -203,11 +209,37 @@ pub fn unmarked(value: &Value) -> Value {
 /// terminal, so the line editor, the spinner and Ctrl-C behave as they do for a person. Every
 /// `exp_*` wait gives up after 30 s; escape codes are stripped from what the waits see.
 pub fn pty_chapter(name: &str, workdir: &Path, base_url: &str) -> rexpect::session::PtySession {
-    let mut cmd = chapter(name, workdir, Some(base_url));
+    on_pty(chapter(name, workdir, Some(base_url)))
+}
+
+/// `cmd` on a pseudo-terminal, as [`pty_chapter`] runs a chapter.
+pub fn on_pty(mut cmd: Command) -> rexpect::session::PtySession {
     // A terminal rustyline drives (a `dumb` or missing TERM would make it read without editing).
     cmd.env("TERM", "xterm-256color");
     let options = rexpect::session::Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(true);
     rexpect::session::spawn_with_options(cmd, options).expect("spawn the chapter on a pseudo-terminal")
+}
+
+/// Waits up to 30 s for `child` to exit; kills it and fails the test if it does not.
+pub fn exits(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}: the harness did not exit (it hung)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Sends `sig` to `child`; a child already gone is not an error.
+pub fn signal(child: &std::process::Child, sig: rustix::process::Signal) {
+    if let Some(pid) = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
 }
 
 /// Waits up to 30 s for `done` to hold, checking every 20 ms; `false` on timeout.

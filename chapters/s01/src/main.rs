@@ -17,12 +17,13 @@
 //! Key insight: an agent is a model plus a loop plus a tool. Everything later adds to the loop;
 //! nothing replaces it.
 
-use agent_cli::chapter::{self, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, Banner, Chapter, Demo, Harness};
 use agent_core::dispatch::DispatchMap;
 use agent_core::tools;
 
 const CHAPTER: Chapter = Chapter {
     name: "s01",
+    banner: Banner::new("s01: Agent Loop"),
     about: "s01: an agent loop with one tool, bash.",
     demo: Demo {
         prompt: "Create a file called hello.py that prints \"Hello, World!\"",

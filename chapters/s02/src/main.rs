@@ -16,11 +16,12 @@
 //!
 //! Key insight: adding a tool means adding one entry to the dispatch map. The loop never changes.
 
-use agent_cli::chapter::{self, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, Banner, Chapter, Demo, Harness};
 use agent_core::tools;
 
 const CHAPTER: Chapter = Chapter {
     name: "s02",
+    banner: Banner::new("s02: Tool Use - four tools added to s01"),
     about: "s02: an agent loop with four tools (bash, read_file, write_file, edit_file).",
     demo: Demo {
         prompt: "Read the file requirements.txt",

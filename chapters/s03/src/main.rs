@@ -26,12 +26,15 @@
 //!
 //! Key insight: the agent tracks its own progress, and you can see it.
 
-use agent_cli::chapter::{self, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, Banner, Chapter, Demo, Harness};
 use agent_core::tools;
 use todo::tools::todo_tool;
 
 const CHAPTER: Chapter = Chapter {
     name: "s03",
+    // The course's newest s03 is its permission chapter; ours keeps the older layout's
+    // TodoWrite here, so the title is ours, in the course's form.
+    banner: Banner::new("s03: TodoWrite - plan first, a nag when the plan goes stale"),
     about: "s03: s02's four tools plus a todo list the model keeps, and a nag when it forgets it.",
     demo: Demo {
         prompt: "Refactor the file hello.py: add type hints, docstrings, and a main guard",

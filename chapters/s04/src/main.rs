@@ -22,12 +22,13 @@
 //! Key insight: the loop stays the same; behaviour is added by registering callbacks, and a hook
 //! that fails blocks what it guards.
 
-use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Demo, Harness};
 use agent_core::tools;
 use todo::tools::todo_tool;
 
 const CHAPTER: Chapter = Chapter {
     name: "s04",
+    banner: Banner::new("s04: Hooks - extension logic on hooks, loop stays clean"),
     about: "s04: s03's tools and todo list, glob, and hooks with a permission check.",
     demo: Demo {
         prompt: "Refactor example/hello.py: add type hints, docstrings, and a main guard",

@@ -17,12 +17,13 @@
 //!
 //! Key insight: todo_write adds no ability to act. It adds the ability to plan.
 
-use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, Harness};
+use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Demo, Harness};
 use agent_core::tools;
 use todo::tools::todo_write_tool;
 
 const CHAPTER: Chapter = Chapter {
     name: "s05",
+    banner: Banner::new("s05: TodoWrite - plan before execution"),
     about: "s05: s04 with todo_write, whose string input is parsed safely, in place of todo.",
     demo: Demo {
         prompt: "Refactor example/hello.py: add type hints, docstrings, and a main guard",

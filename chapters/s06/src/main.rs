@@ -15,11 +15,12 @@
 //! Key insight: a subagent is the same loop with a fresh messages list. Context isolation is just
 //! not passing the history.
 
-use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, ENVIRONMENT, Harness};
+use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Demo, ENVIRONMENT, Harness};
 use subagent::Subagents;
 
 const CHAPTER: Chapter = Chapter {
     name: "s06",
+    banner: Banner::new("s06: Subagent - fresh messages, final text returns"),
     about: "s06: the s04 kernel and a task tool that delegates to a subagent with a fresh context.",
     demo: Demo {
         prompt: "What does each file in example/ do? Delegate the reading to a subagent.",

@@ -17,11 +17,12 @@
 //! Key insight: keep the cheap part (a line per skill) always in context and the expensive part
 //! (the instructions) out of it until the model asks.
 
-use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, ENVIRONMENT, Harness};
+use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Demo, ENVIRONMENT, Harness};
 use skills::SkillLoader;
 
 const CHAPTER: Chapter = Chapter {
     name: "s07",
+    banner: Banner::new("s07: Skill Loading - catalog first, full content on demand"),
     about: "s07: the s04 kernel and skills: a catalog in SYSTEM, and load_skill for a skill's full SKILL.md.",
     demo: Demo {
         prompt: "Review example/stats.py before I commit it.",

@@ -17,11 +17,14 @@
 //! Key insight: the context is a cache of the conversation, not the conversation. What is on
 //! disk can leave it; what the model needs next must stay.
 
-use agent_cli::chapter::{self, Chapter, Demo, ENVIRONMENT, Harness};
-use compact::{CompactArgs, Compaction};
+use agent_cli::chapter::{self, Banner, Chapter, Demo, ENVIRONMENT, Harness};
+use agent_core::hooks::HookSet;
+use agent_core::wording::DenyList;
+use compact::{COMPACT_TOOL_NAME, CompactArgs, Compaction};
 
 const CHAPTER: Chapter = Chapter {
     name: "s08",
+    banner: Banner::new("s08: Context Compact - archive, reduce, then summarize"),
     about: "s08: the s04 kernel and context compaction: archive, reduce, then summarise.",
     demo: Demo {
         prompt: "Go through every log in logs/ and write an incident report in report.md.",
@@ -46,7 +49,15 @@ const CHAPTER: Chapter = Chapter {
 
 fn main() -> std::process::ExitCode {
     chapter::main_with(&CHAPTER, |setup, args: &CompactArgs| {
-        let kernel = setup.kernel(&args.approval);
+        // The course's s08 names the deny-list entry, registers no UserPromptSubmit or Stop
+        // hook, and handles `compact` in its loop, past every hook.
+        let hooks = HookSet {
+            deny_list: DenyList::Pattern,
+            no_prompt_or_stop_hooks: true,
+            unhooked_tools: vec![COMPACT_TOOL_NAME.into()],
+            ..HookSet::default()
+        };
+        let kernel = setup.kernel_with(&args.approval, hooks);
         let compaction = Compaction::new(setup, args.limits);
         Harness {
             system: format!(

@@ -17,11 +17,14 @@
 //! Key insight: memory is a harness mechanism, not a model feature. The model answers two small
 //! questions; the harness keeps the files, the limits and what reaches SYSTEM.
 
-use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, ENVIRONMENT, Harness};
+use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Demo, ENVIRONMENT, Harness};
+use agent_core::hooks::HookSet;
+use agent_core::wording::DenyList;
 use memory::Memory;
 
 const CHAPTER: Chapter = Chapter {
     name: "s09",
+    banner: Banner::new("s09: Memory - selective knowledge across sessions"),
     about: "s09: the s04 kernel and memory: records in .memory/ recalled into SYSTEM in later sessions.",
     demo: Demo {
         prompt: "In this project we indent Python with tabs, never spaces, and tests live in tests/, one test_MODULE.py per module. Add a farewell(name) function to greet.py.",
@@ -33,7 +36,9 @@ const CHAPTER: Chapter = Chapter {
 
 fn main() -> std::process::ExitCode {
     chapter::main_with(&CHAPTER, |setup, approval: &ApprovalArgs| {
-        let kernel = setup.kernel(approval);
+        // The course's s09 names the deny-list entry in its refusal.
+        let kernel =
+            setup.kernel_with(approval, HookSet { deny_list: DenyList::Pattern, ..HookSet::default() });
         let memory = Memory::new(setup);
         Harness {
             system: format!(

@@ -16,16 +16,16 @@ use std::process::ExitCode;
 
 use clap::{Args, Command, FromArgMatches};
 
-use agent_core::approve::{Approver, ScriptedApprover};
+use agent_core::approve::{Approver, GatedApprover, ScriptedApprover};
 use agent_core::dispatch::DispatchMap;
 use agent_core::extension::Shared;
-use agent_core::hooks::{self, HookRegistry};
+use agent_core::hooks::{self, HookRegistry, HookSet};
 use agent_core::permission::{SessionApprover, Source};
 use agent_core::tools;
 
 pub use crate::approve::ApprovalArgs;
 use crate::cli::{self};
-pub use crate::cli::{Chapter, CommonArgs, Demo, DemoSession, ENV_HELP, Harness, Setup};
+pub use crate::cli::{Banner, Chapter, CommonArgs, Demo, DemoSession, ENV_HELP, Harness, Setup};
 
 /// A chapter with no flags of its own.
 #[derive(Debug, Clone, Copy, Default, Args)]
@@ -67,12 +67,16 @@ impl Setup {
     /// The approver the permission hook asks: the session's allowances ([`Setup::allowed`],
     /// which get `approval`'s `--allow` programs) first, through a [`SessionApprover`]; then, in
     /// the offline demo, a [`ScriptedApprover`] that answers yes and shows the exchange, and
-    /// otherwise what `approval` (`--yes`, `--no`, neither) asks for.
+    /// otherwise what `approval` (`--yes`, `--no`, neither) asks for. Without `--yes` or `--no`,
+    /// the terminal is asked only while [`Setup::asking`] is open: during an automatic turn the
+    /// call gets that turn's refusal instead ([`GatedApprover`]).
     pub fn approver(&self, approval: &ApprovalArgs) -> Box<dyn Approver> {
-        let asked = if self.demo {
+        let asked: Box<dyn Approver> = if self.demo {
             Box::new(ScriptedApprover::new(true, self.events.clone()))
-        } else {
+        } else if approval.yes || approval.no {
             approval.approver()
+        } else {
+            Box::new(GatedApprover::new(approval.approver(), self.asking.clone()))
         };
         for program in &approval.allow {
             self.allowed.allow(program, Source::Flag);
@@ -81,13 +85,22 @@ impl Setup {
     }
 
     /// The course's hooks ([`hooks::course_hooks`]) wired to this run: the terminal listener, the
-    /// approver for `approval` ([`Setup::approver`]), the workspace rule and WORKDIR.
+    /// approver for `approval` ([`Setup::approver`]), the workspace rule and WORKDIR; a file
+    /// tool's path outside the workspace is asked about (course s04).
     pub fn course_hooks(&self, approval: &ApprovalArgs) -> HookRegistry {
-        hooks::course_hooks(
+        self.course_hooks_with(approval, HookSet::default())
+    }
+
+    /// [`Setup::course_hooks`] with the chapter's own [`HookSet`] (which hooks, the deny list's
+    /// wording); outside access is always this run's workspace's.
+    pub fn course_hooks_with(&self, approval: &ApprovalArgs, set: HookSet) -> HookRegistry {
+        let set = HookSet { outside: Some(self.workspace.clone()), ..set };
+        hooks::course_hooks_with(
             self.events.clone(),
             self.approver(approval),
             self.inside_workspace(),
             self.workdir(),
+            set,
         )
     }
 }
@@ -111,9 +124,16 @@ impl Setup {
     /// The s04 kernel for this run: the five base tools in this workspace with the flags' limits,
     /// and the course's hooks answering `Allow? [y/N]` as `approval` says ([`Setup::approver`]).
     pub fn kernel(&self, approval: &ApprovalArgs) -> Kernel {
+        self.kernel_with(approval, HookSet::default())
+    }
+
+    /// [`Setup::kernel`] with the hooks `set` picks ([`Setup::course_hooks_with`]): s08 has no
+    /// `UserPromptSubmit` or `Stop` hook and handles `compact` itself; s08 and s09 name the
+    /// deny-list entry.
+    pub fn kernel_with(&self, approval: &ApprovalArgs, set: HookSet) -> Kernel {
         Kernel {
             tools: tools::all(&self.workspace, &self.tool_options),
-            hooks: Shared::new(self.course_hooks(approval)),
+            hooks: Shared::new(self.course_hooks_with(approval, set)),
         }
     }
 }

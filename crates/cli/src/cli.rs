@@ -19,21 +19,23 @@ use std::time::Duration;
 use clap::Args;
 
 use agent_core::agent::{Agent, TurnEnd};
+use agent_core::approve::AskGate;
 use agent_core::client::Timeouts;
 use agent_core::config;
 use agent_core::dispatch::DispatchMap;
 use agent_core::error::ApiError;
 use agent_core::events::Events;
 use agent_core::extension::Extension;
-use agent_core::messages::StopReason;
+use agent_core::messages::{Message, StopReason};
 use agent_core::model::{Model, ReplayModel};
 use agent_core::permission::AlwaysAllowed;
 use agent_core::sandbox::{Sandbox, SandboxMode};
 use agent_core::tools::ToolOptions;
+use agent_core::turns::{self, TurnQueue, TurnSender};
 use agent_core::workspace::Workspace;
 
 use crate::approve::DotEnvWatch;
-use crate::repl::{self, SlashCommand, one_turn};
+use crate::repl::{self, Served, SlashCommand, automatic_turn, one_turn};
 use crate::startup::{self, ModelSettings, StartupError};
 use crate::ui::{Terminal, Ui};
 
@@ -287,11 +289,39 @@ impl Demo {
     }
 }
 
+/// What the REPL prints before its first prompt (course §0: each chapter's title line, then how
+/// to use the prompt, then a blank line). Not printed under `-p` or `--demo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Banner {
+    /// The course chapter's title line, such as `s06: Subagent - fresh messages, final text
+    /// returns` (COURSE §4, COURSE-s10-s17 §0.2).
+    pub title: &'static str,
+    /// The line under it; [`Banner::HINT`] in every chapter but the course's s17.
+    pub hint: &'static str,
+}
+
+impl Banner {
+    /// The course's line under the title: `Enter a question, press Enter to send. Type q to quit.`
+    pub const HINT: &'static str = "Enter a question, press Enter to send. Type q to quit.";
+
+    /// A banner with the course's usual [`Banner::HINT`].
+    pub const fn new(title: &'static str) -> Self {
+        Self { title, hint: Self::HINT }
+    }
+
+    /// The banner as printed: the title, the hint, and a blank line.
+    pub fn text(&self) -> String {
+        format!("{}\n{}\n\n", self.title, self.hint)
+    }
+}
+
 /// A chapter binary's identity.
 #[derive(Debug, Clone, Copy)]
 pub struct Chapter {
     /// `s02`, `s03`, …: the REPL prompt and the name in messages.
     pub name: &'static str,
+    /// What the REPL prints before its first prompt ([`Banner`]).
+    pub banner: Banner,
     /// One line for `--help`: what the chapter's agent can do.
     pub about: &'static str,
     /// The offline demo.
@@ -319,6 +349,14 @@ pub struct Setup {
     /// The programs allowed for this session without asking (`--allow`, the answer `a`); a
     /// chapter with the permission hook reads them, and the REPL then has `/permissions`.
     pub allowed: AlwaysAllowed,
+    /// Where a chapter's producers queue turns no one typed (a due cron job, a teammate's
+    /// report, a finished background command): the REPL runs them while it waits for the user,
+    /// `-p` after its prompt's turn ([`agent_core::turns`]). Clone it into each producer.
+    pub turns: TurnSender,
+    /// Whether the current turn may ask the user `Allow? [y/N]`: closed during an automatic
+    /// turn. [`Setup::approver`] reads it; a chapter's own approver can too
+    /// ([`agent_core::approve::GatedApprover`]).
+    pub asking: AskGate,
 }
 
 impl Setup {
@@ -421,10 +459,13 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     }
     agent_core::process::end_commands_on_terminate_signals();
 
+    let (sender, mut queue) = turns::queue();
+    let runtime = Runtime { turns: sender, asking: AskGate::new() };
+    let gate = runtime.asking.clone();
     let started = if args.demo {
-        start_demo(chapter, args, &terminal, tool_options, build)
+        start_demo(chapter, args, &terminal, tool_options, runtime, build)
     } else {
-        start(chapter, args, &terminal, tool_options, build)
+        start(chapter, args, &terminal, tool_options, runtime, build)
     };
     let Started { mut agent, commands, demo, dotenv } = match started {
         Ok(s) => s,
@@ -440,12 +481,18 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
             return run_demo(&chapter, &mut agent, &terminal, run, keep).await;
         }
         if let Some(prompt) = &prompt {
-            return match one_turn(&mut agent, &terminal, &mut history, prompt).await {
-                Ok(end) => ExitCode::from(exit_code(&end)),
-                Err(()) => ExitCode::from(1),
-            };
+            return print_mode(&mut agent, &terminal, &mut history, prompt, &mut queue, &gate).await;
         }
-        repl::run(chapter.name, &mut agent, &terminal, &mut history, &commands).await
+        terminal.ui().print(&chapter.banner.text());
+        let served = Served {
+            agent: &mut agent,
+            terminal: &terminal,
+            history: &mut history,
+            commands: &commands,
+            turns: &mut queue,
+            gate: &gate,
+        };
+        repl::run(chapter.name, served).await
     };
     // The session runs as a task beside the HTTP connection's task, not as `block_on`'s own
     // future. Tokio's current-thread scheduler polls for I/O (one `epoll_wait` system call) each
@@ -466,6 +513,42 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     code
 }
 
+/// `-p PROMPT`: one turn with the prompt; then, while work it started will queue more (a
+/// background command that reports its end, [`agent_core::turns::TurnSender::expect`]), the
+/// automatic turns that arrive, each under the gate. The exit code is the last turn's
+/// ([`exit_code`]); 1 when a turn failed or Ctrl-C ended the wait.
+async fn print_mode(
+    agent: &mut Agent,
+    terminal: &Terminal,
+    history: &mut Vec<Message>,
+    prompt: &str,
+    queue: &mut TurnQueue,
+    gate: &AskGate,
+) -> ExitCode {
+    let Ok(mut end) = one_turn(agent, terminal, history, prompt).await else { return ExitCode::from(1) };
+    loop {
+        let turn = tokio::select! {
+            turn = queue.next_expected() => turn,
+            _ = tokio::signal::ctrl_c() => return ExitCode::from(1),
+        };
+        let Some(turn) = turn else { break };
+        let result = automatic_turn(agent, terminal, history, gate, &turn, std::future::pending()).await;
+        crate::console::automatic_turn_ended();
+        match result {
+            Ok(e) => end = e,
+            Err(()) => return ExitCode::from(1),
+        }
+    }
+    ExitCode::from(exit_code(&end))
+}
+
+/// What `run_async` hands start-up for the [`Setup`]: the producers' end of the automatic turns'
+/// queue and the gate on asking.
+struct Runtime {
+    turns: TurnSender,
+    asking: AskGate,
+}
+
 /// Start-up for `-p` and the REPL: the workspace, the environment and `.env`, the model, then the
 /// chapter's harness.
 ///
@@ -476,6 +559,7 @@ fn start(
     args: &CommonArgs,
     terminal: &Arc<Terminal>,
     tool_options: ToolOptions,
+    runtime: Runtime,
     build: impl FnOnce(&Setup) -> Harness,
 ) -> Result<Started, StartupError> {
     let ui = terminal.ui();
@@ -542,6 +626,8 @@ fn start(
         model,
         model_id,
         allowed: AlwaysAllowed::new(),
+        turns: runtime.turns,
+        asking: runtime.asking,
     };
     let (agent, commands) = agent_from(&setup, build(&setup));
     Ok(Started { agent, commands, demo: None, dotenv: Some(dotenv) })
@@ -558,6 +644,7 @@ fn start_demo(
     args: &CommonArgs,
     terminal: &Arc<Terminal>,
     tool_options: ToolOptions,
+    runtime: Runtime,
     build: impl FnOnce(&Setup) -> Harness,
 ) -> Result<Started, StartupError> {
     let ui = terminal.ui();
@@ -616,6 +703,8 @@ fn start_demo(
         model: Arc::new(model),
         model_id: "demo-replay".into(),
         allowed: AlwaysAllowed::new(),
+        turns: runtime.turns,
+        asking: runtime.asking,
     };
     let (agent, commands) = agent_from(&setup, build(&setup));
     Ok(Started { agent, commands, demo: Some(DemoRun { dir, root, session, sessions }), dotenv: None })

@@ -18,6 +18,14 @@
 //!   permission hook runs ([`permissions_command`]). An unknown `/WORD` says so. A
 //!   line such as `/etc/hosts: what is this?` is a prompt, not a command.
 //!
+//! - Turns no one typed ([`agent_core::turns`]: a due cron job, a teammate's report, a finished
+//!   background command) run while the REPL waits for a line, never during a user's turn: the
+//!   REPL's one loop owns the agent and takes the user's lines and the queued turns in turn. Such
+//!   a turn starts with a line `[SOURCE] PROMPT`; its output appears above the prompt and the
+//!   half-typed line is drawn again ([`crate::console`]); it asks no one `Allow? [y/N]` (its
+//!   approver answers with the turn's text). A line entered meanwhile is sent when it ends;
+//!   Ctrl-C on an empty line cancels it, Ctrl-D cancels it and quits.
+//!
 //! The line editor only holds the terminal while a prompt is read; a turn's Ctrl-C comes as a
 //! SIGINT, which `one_turn` waits for next to the turn.
 
@@ -25,15 +33,19 @@ use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
 
 use rustyline::{
-    Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyEvent, Movement, RepeatCount,
+    Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyCode, KeyEvent, Modifiers, Movement,
+    RepeatCount,
 };
 use tokio::sync::mpsc;
 
 use agent_core::agent::{Agent, TurnEnd};
+use agent_core::approve::AskGate;
 use agent_core::error::ApiError;
 use agent_core::messages::{ContentBlock, Message, MessageContent, MessagesRequest, Role, UsageTotals};
 use agent_core::permission::{AlwaysAllowed, Source, known};
+use agent_core::process::background::Background;
 use agent_core::sanitize::one_line;
+use agent_core::turns::{AutoTurn, TurnQueue};
 
 use crate::ui::{Terminal, Ui};
 
@@ -55,10 +67,22 @@ pub(crate) async fn one_turn(
     history: &mut Vec<Message>,
     prompt: &str,
 ) -> Result<TurnEnd, ()> {
+    one_turn_until(agent, terminal, history, prompt, std::future::pending()).await
+}
+
+/// [`one_turn`], also cancelled when `cancel` completes.
+async fn one_turn_until(
+    agent: &mut Agent,
+    terminal: &Terminal,
+    history: &mut Vec<Message>,
+    prompt: &str,
+    cancel: impl Future<Output = ()>,
+) -> Result<TurnEnd, ()> {
     let ui = terminal.ui();
     let result = tokio::select! {
         r = agent.run_turn(history, prompt) => Some(r),
         _ = tokio::signal::ctrl_c() => None,
+        () = cancel => None,
     };
     match result {
         Some(Ok(end)) => Ok(end),
@@ -76,6 +100,24 @@ pub(crate) async fn one_turn(
             Err(())
         }
     }
+}
+
+/// Runs `turn`, a turn no one typed ([`agent_core::turns`]), as [`one_turn`] runs a prompt: a
+/// line names its source and prompt, and the approver refuses with the turn's text wherever it
+/// would ask (`gate` is closed for the turn). `cancel` ends it as Ctrl-C does. The caller calls
+/// [`crate::console::automatic_turn_ended`] once it has written what ends the turn.
+pub(crate) async fn automatic_turn(
+    agent: &mut Agent,
+    terminal: &Terminal,
+    history: &mut Vec<Message>,
+    gate: &AskGate,
+    turn: &AutoTurn,
+    cancel: impl Future<Output = ()>,
+) -> Result<TurnEnd, ()> {
+    crate::console::automatic_turn_started();
+    terminal.automatic_turn(&turn.source, &turn.prompt);
+    let _closed = gate.refuse_for_now(turn.refusal_text());
+    one_turn_until(agent, terminal, history, &turn.prompt, cancel).await
 }
 
 /// The error, the endpoint's request id when it gave one, and a hint for a 401 or a 404.
@@ -182,6 +224,39 @@ pub fn permissions_command(allowed: AlwaysAllowed) -> SlashCommand {
         }
         },
     )
+}
+
+/// A command that lists a harness's background commands ([`Background::list`]), as Claude
+/// Code's `/bashes` does: one line each, `ID  STATE  ELAPSED  OUTCOME  COMMAND`, with `id` giving
+/// the chapter's form of an id (s11's `bg_0001`), the state `running`, `completed` or `failed`,
+/// the outcome `exit code N`, `killed by signal NAME`, `timed out after Ns` or `stopped`, and the
+/// command on one line; `No background commands.` when there are none.
+pub fn background_command(
+    name: &'static str,
+    background: Background,
+    id: impl Fn(u64) -> String + Send + Sync + 'static,
+) -> SlashCommand {
+    SlashCommand::new(name, "the background commands: id, state, elapsed time, outcome, command", move |ui| {
+        let list = background.list();
+        if list.is_empty() {
+            ui.say("No background commands.");
+            return;
+        }
+        let lines: Vec<String> = list
+            .iter()
+            .map(|job| {
+                let outcome = job.outcome.as_ref().map(ToString::to_string).unwrap_or_default();
+                format!(
+                    "{}  {:<9}  {:>7.1}s  {outcome:<24}  {}",
+                    id(job.id),
+                    job.state.to_string(),
+                    job.elapsed.as_secs_f64(),
+                    one_line(&job.command, HISTORY_PREVIEW_CHARS + 1)
+                )
+            })
+            .collect();
+        ui.say(&lines.join("\n"));
+    })
 }
 
 /// What `/permissions` alone shows: each allowance and where it came from, or how to add one.
@@ -403,36 +478,111 @@ fn content_text(content: &MessageContent) -> String {
         .join("\n")
 }
 
+/// What the REPL serves: the agent, its listener, the history, the chapter's commands, and the
+/// automatic turns with the gate that keeps them from asking anyone.
+pub(crate) struct Served<'a> {
+    pub(crate) agent: &'a mut Agent,
+    pub(crate) terminal: &'a Terminal,
+    pub(crate) history: &'a mut Vec<Message>,
+    pub(crate) commands: &'a [SlashCommand],
+    pub(crate) turns: &'a mut TurnQueue,
+    pub(crate) gate: &'a AskGate,
+}
+
+/// What the REPL waits for next.
+enum Input {
+    Line(Line),
+    Automatic(AutoTurn),
+    CtrlC,
+}
+
 /// The REPL (course §0): `NAME >> `; blank lines ignored; `q`/`exit` (any case), end of input or
 /// Ctrl-D quit with 0. An API error is printed and the REPL goes on. A `/WORD` line is a command
 /// (see the module docs), with the chapter's `commands` after the built-in ones.
-pub(crate) async fn run(
-    name: &str,
-    agent: &mut Agent,
-    terminal: &Terminal,
-    history: &mut Vec<Message>,
-    commands: &[SlashCommand],
-) -> ExitCode {
+///
+/// While it waits for a line, an automatic turn from `turns` runs (the agent is idle); its
+/// output appears above the prompt, and the line being typed is kept ([`crate::console`]). A
+/// line entered during an automatic turn is sent when that turn ends; Ctrl-C on an empty line
+/// cancels the automatic turn, Ctrl-D cancels it and quits. An item queued during a user turn
+/// waits for that turn's end: the two never interleave.
+pub(crate) async fn run(name: &str, served: Served<'_>) -> ExitCode {
+    let Served { agent, terminal, history, commands, turns, gate } = served;
     let ui = terminal.ui();
     let interactive = std::io::stdin().is_terminal();
     // Read line by line, with no line editor to end the line that shows the prompt.
     let plain = !interactive || crate::ui::dumb_terminal();
     let (ask, mut lines) = spawn_reader(interactive);
+    // Whether the reader has been asked for a line it has not given yet.
+    let mut reading = false;
+    // A line entered while an automatic turn ran, served next.
+    let mut waiting: Option<Line> = None;
     loop {
-        if ask.send(ui.prompt(name)).await.is_err() {
-            break;
-        }
-        let line = loop {
-            tokio::select! {
-                l = lines.recv() => break l.unwrap_or(Line::Eof),
-                // A SIGINT at the prompt comes only when no line editor holds the terminal: piped
-                // stdin (quit, as a pipeline would) or a terminal rustyline does not drive, where
-                // the terminal itself has already dropped the typed text (keep waiting).
-                _ = tokio::signal::ctrl_c() => {
-                    if !interactive {
-                        break Line::Eof;
+        let line = match waiting.take() {
+            Some(line) => line,
+            None => {
+                if !reading {
+                    if ask.send(ui.prompt(name)).await.is_err() {
+                        break;
                     }
-                    ui.notice(QUIT_HINT);
+                    reading = true;
+                }
+                let input = tokio::select! {
+                    biased;
+                    l = lines.recv() => Input::Line(l.unwrap_or(Line::Eof)),
+                    // A SIGINT at the prompt comes only when no line editor holds the terminal:
+                    // piped stdin (quit, as a pipeline would) or a terminal rustyline does not
+                    // drive, where the terminal itself has already dropped the typed text (keep
+                    // waiting).
+                    _ = tokio::signal::ctrl_c() => Input::CtrlC,
+                    turn = turns.next() => Input::Automatic(turn),
+                };
+                match input {
+                    Input::Line(line) => {
+                        reading = false;
+                        line
+                    }
+                    Input::CtrlC if !interactive => Line::Eof,
+                    Input::CtrlC => {
+                        ui.notice(QUIT_HINT);
+                        continue;
+                    }
+                    Input::Automatic(turn) => {
+                        // The reader still reads: a line it gives now waits for the turn's end,
+                        // and Ctrl-C or Ctrl-D there cancel the turn.
+                        let mut entered = None;
+                        let cancel = async {
+                            loop {
+                                match lines.recv().await.unwrap_or(Line::Eof) {
+                                    Line::Text(text) => {
+                                        ui.notice("(an automatic turn is running: your prompt is sent when it ends)");
+                                        entered = Some(Line::Text(text));
+                                        std::future::pending::<()>().await;
+                                    }
+                                    Line::Interrupted => {
+                                        entered = Some(Line::Interrupted);
+                                        return;
+                                    }
+                                    Line::Eof => {
+                                        entered = Some(Line::Eof);
+                                        return;
+                                    }
+                                }
+                            }
+                        };
+                        let _ = automatic_turn(agent, terminal, history, gate, &turn, cancel).await;
+                        match entered {
+                            None => {}
+                            // Ctrl-C cancelled the turn; the prompt is asked for again.
+                            Some(Line::Interrupted) => reading = false,
+                            Some(line) => {
+                                reading = false;
+                                waiting = Some(line);
+                            }
+                        }
+                        ui.print("\n");
+                        crate::console::automatic_turn_ended();
+                        continue;
+                    }
                 }
             }
         };
@@ -468,6 +618,7 @@ pub(crate) async fn run(
         let _ = one_turn(agent, terminal, history, text.trim_end_matches(['\n', '\r'])).await;
         ui.print("\n");
     }
+    crate::console::settle();
     ExitCode::SUCCESS
 }
 
@@ -489,6 +640,17 @@ impl ConditionalEventHandler for ClearOrInterrupt {
     }
 }
 
+/// Enter in the line editor: the read is about to end, so output waits for it instead of going
+/// through the external printer ([`crate::console`]); the key then does what it always does.
+struct Accepting;
+
+impl ConditionalEventHandler for Accepting {
+    fn handle(&self, _evt: &Event, _n: RepeatCount, _positive: bool, _ctx: &EventContext) -> Option<Cmd> {
+        crate::console::accepting();
+        None
+    }
+}
+
 /// Reads prompts on a blocking thread: rustyline on a terminal, plain line-by-line reading when
 /// stdin is piped (no escape codes). The thread reads one line per request, so nothing else
 /// competes for the terminal while a turn runs.
@@ -502,9 +664,21 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
         let mut editor = if editing { rustyline::DefaultEditor::new().ok() } else { None };
         if let Some(ed) = editor.as_mut() {
             ed.bind_sequence(KeyEvent::ctrl('C'), EventHandler::Conditional(Box::new(ClearOrInterrupt)));
+            ed.bind_sequence(
+                KeyEvent(KeyCode::Enter, Modifiers::NONE),
+                EventHandler::Conditional(Box::new(Accepting)),
+            );
+            // Lines of an automatic turn go through it, above the prompt being typed.
+            if let Ok(printer) = ed.create_external_printer() {
+                crate::console::set_printer(Box::new(printer));
+            }
         }
         let mut stdin = std::io::stdin().lock();
         while let Some(prompt) = ask_rx.blocking_recv() {
+            match editor {
+                Some(_) => crate::console::editing(),
+                None => crate::console::plain_prompt(&prompt),
+            }
             let line = match editor.as_mut() {
                 Some(ed) => match ed.readline(&prompt) {
                     Ok(l) => {
@@ -517,7 +691,6 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
                     Err(_) => Line::Eof,
                 },
                 None => {
-                    crate::ui::out(&prompt);
                     let mut buf = Vec::new();
                     match stdin.read_until(b'\n', &mut buf) {
                         Ok(0) | Err(_) => Line::Eof,
@@ -529,6 +702,7 @@ fn spawn_reader(interactive: bool) -> (mpsc::Sender<String>, mpsc::Receiver<Line
                     }
                 }
             };
+            crate::console::read_ended();
             let end = matches!(line, Line::Eof);
             if line_tx.blocking_send(line).is_err() || end {
                 break;

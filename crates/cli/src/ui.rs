@@ -11,7 +11,7 @@
 //! rewrite what the user saw. [`out`] and [`err`] write as they are: callers pass them only our
 //! own text or text they sanitised.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 
 use agent_core::events::{Event, EventSink, Level, StopNote};
@@ -240,6 +240,15 @@ impl Terminal {
         clear_err_line();
     }
 
+    /// The line that starts a turn no one typed ([`agent_core::turns`]), where a user's prompt
+    /// would be echoed: `[SOURCE] PROMPT`, on one line cut to [`HEADER_INPUT_CHARS`] characters,
+    /// magenta on a terminal (a mechanism acting).
+    pub fn automatic_turn(&self, source: &str, prompt: &str) {
+        self.showing().spinner = None;
+        let line = format!("[{}] {}", sanitize_line(source), one_line(prompt.trim(), HEADER_INPUT_CHARS + 1));
+        self.ui.print(&format!("{}\n", paint(self.ui.color_out, MAGENTA, &line)));
+    }
+
     fn showing(&self) -> std::sync::MutexGuard<'_, Showing> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -413,8 +422,11 @@ impl Ui {
                     if s.0 {
                         return;
                     }
-                    s.1 = true;
-                    err(&format!("\r{frame} {label}"));
+                    // Over a prompt being typed, a frame would tear the line: skip it.
+                    if crate::console::status_allowed() {
+                        s.1 = true;
+                        err(&format!("\r{frame} {label}"));
+                    }
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(80)).await;
             }
@@ -428,7 +440,7 @@ impl Drop for Spinner {
         if let Some(state) = self.state.take() {
             let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
             s.0 = true;
-            if s.1 {
+            if s.1 && crate::console::status_allowed() {
                 err("\r\x1b[K");
             }
         }
@@ -440,7 +452,7 @@ impl Drop for Spinner {
 
 /// Clears a spinner's line on stderr when stderr is a terminal, so a notice starts at column 0.
 pub fn clear_err_line() {
-    if std::io::stderr().is_terminal() {
+    if std::io::stderr().is_terminal() && crate::console::status_allowed() {
         err("\r\x1b[K");
     }
 }
@@ -468,16 +480,15 @@ pub fn paint(on: bool, color: &str, text: &str) -> String {
     if on { format!("{color}{text}{RESET}") } else { text.to_owned() }
 }
 
-/// Writes to stdout and flushes; errors (a closed pipe) are ignored.
+/// Writes to stdout and flushes; errors (a closed pipe) are ignored. Through the shared console
+/// ([`crate::console`]), so that a line being typed is kept.
 pub fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+    crate::console::write(crate::console::Stream::Out, text);
 }
 
-/// Writes to stderr; errors are ignored.
+/// Writes to stderr; errors are ignored. Through the shared console ([`crate::console`]).
 pub fn err(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    crate::console::write(crate::console::Stream::Err, text);
 }
 
 #[cfg(test)]

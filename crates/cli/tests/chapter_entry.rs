@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use agent_cli::approve::is_yes;
-use agent_cli::chapter::{self, ApprovalArgs, Chapter, Demo, NoArgs};
+use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Demo, NoArgs};
 use agent_cli::cli::exit_code;
 use agent_cli::ui::{Terminal, Ui};
 use agent_core::agent::{Agent, TurnEnd};
@@ -16,6 +16,7 @@ use serde_json::json;
 
 const CHAPTER: Chapter = Chapter {
     name: "s99",
+    banner: Banner::new("s99: Test - a chapter for this test"),
     about: "s99: a chapter for this test.",
     demo: Demo { prompt: "hi", files: &[], turns: "", show: &[] },
 };

@@ -11,7 +11,8 @@
 //! - success → the text, no `is_error`;
 //! - a [`ToolError`] (the input does not parse, or the run fails) → `Error: <message>` with
 //!   `is_error: true` (course §0); an input that does not parse never runs;
-//! - a name not in the map → `Unknown tool: NAME` with `is_error: true` (course §0);
+//! - a name not in the map → `Unknown: NAME` with `is_error: true` (course §0; a chapter whose
+//!   course chapter words it otherwise picks another [`UnknownTool`]);
 //! - a handler that panics → `Error: tool NAME panicked`, and the process lives on.
 //!
 //! ```text
@@ -29,6 +30,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::messages::{ToolSpec, ToolUseBlock};
+use crate::wording::UnknownTool;
 
 /// The future a tool handler returns. Dropping it cancels the call; a tool that starts processes
 /// must kill them when dropped.
@@ -276,7 +278,7 @@ impl std::fmt::Debug for ToolCall {
 /// What one dispatched call produced: the `tool_result` content and whether it is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutcome {
-    /// The `tool_result` content: the tool's output, `Error: …`, or `Unknown tool: NAME`.
+    /// The `tool_result` content: the tool's output, `Error: …`, or `Unknown: NAME`.
     pub content: String,
     /// Sent as `is_error: true` when set.
     pub is_error: bool,
@@ -301,6 +303,8 @@ pub struct DispatchMap {
     /// The tools' specs, built once at registration and shared by every request (building them
     /// anew each round cost a tenth of a round's instructions).
     specs: Arc<[ToolSpec]>,
+    /// How a call to a tool not in the map is answered.
+    unknown: UnknownTool,
 }
 
 impl DispatchMap {
@@ -327,6 +331,25 @@ impl DispatchMap {
             }
         }
         self.specs = specs.into();
+        self
+    }
+
+    /// Words the result of a call to a tool not in the map as `wording` says (the default is the
+    /// course's early `Unknown: NAME`; see [`crate::wording`]).
+    pub fn unknown_tool(mut self, wording: UnknownTool) -> Self {
+        self.unknown = wording;
+        self
+    }
+
+    /// Gives the registered tool `name` the description `text` in the request's `tools` (a
+    /// chapter whose course chapter describes a base tool in its own words); nothing happens when
+    /// no such tool is registered.
+    pub fn describe(mut self, name: &str, text: &str) -> Self {
+        if let Some(&i) = self.index.get(name) {
+            let mut specs = self.specs.to_vec();
+            specs[i].description = text.to_owned();
+            self.specs = specs.into();
+        }
         self
     }
 
@@ -363,7 +386,7 @@ impl DispatchMap {
     pub fn prepare(&self, block: &ToolUseBlock) -> ToolCall {
         let block = block.clone();
         let Some(&i) = self.index.get(&block.name) else {
-            let unknown = ToolOutcome::error(format!("Unknown tool: {}", block.name));
+            let unknown = ToolOutcome::error(self.unknown.text(&block.name));
             return ToolCall { block, subject: Subject::Nothing, run: Some(Err(unknown)) };
         };
         let tool = Arc::clone(&self.tools[i]);
@@ -448,12 +471,21 @@ mod tests {
                 "Error: invalid type: string \"not an object\", expected struct Args",
                 true,
             ),
-            (call("nope", json!({})), "Unknown tool: nope", true),
+            (call("nope", json!({})), "Unknown: nope", true),
         ];
         for (c, content, is_error) in cases {
             let out = map.dispatch(&c).await;
             assert_eq!(out, ToolOutcome { content: content.into(), is_error }, "{c:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_chapter_picks_the_unknown_tool_wording_and_a_description() {
+        let map =
+            DispatchMap::new().with(echo()).unknown_tool(UnknownTool::Long).describe("echo", "Say it again.");
+        assert_eq!(map.dispatch(&call("nope", json!({}))).await, ToolOutcome::error("Unknown tool: nope"));
+        assert_eq!(map.specs()[0].description, "Say it again.");
+        assert_eq!(map.clone().describe("absent", "x").names(), ["echo"], "an absent tool is not added");
     }
 
     #[tokio::test]

@@ -29,12 +29,14 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use crate::approve::{Answer, Approver};
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::approve::{Answer, Approver, Question, Reply};
+use crate::dispatch::{Subject, ToolCall, ToolOutcome};
 use crate::events::{Events, Level, line};
 use crate::extension::{Decision, Extension};
 use crate::messages::{MessagesResponse, ToolUseBlock};
-use crate::permission::{self, DENIED_BY_USER, Verdict};
+use crate::permission::{self, DENIED_BY_DENY_LIST, DENIED_BY_USER, Verdict};
+use crate::wording::DenyList;
+use crate::workspace::Workspace;
 
 /// The workspace as the permission check sees it: whether a path is inside (the workspace rule,
 /// course §1), exists, or is a folder ([`permission::Surroundings`]; a [`crate::workspace::Workspace`]
@@ -175,6 +177,9 @@ pub struct HookRegistry {
     hooks: Vec<Hook>,
     events: Events,
     tool_calls: usize,
+    /// Tools whose calls the loop handles itself: no hook sees them and they are not counted
+    /// (the course's s08 `compact`).
+    unhooked: Vec<String>,
 }
 
 impl fmt::Debug for HookRegistry {
@@ -188,7 +193,19 @@ impl HookRegistry {
     /// An empty registry. `events` receives failure reports for `PostToolUse` and `Stop`, where
     /// nothing else would show them, as [`Level::Info`] lines.
     pub fn new(events: Events) -> Self {
-        Self { hooks: Vec::new(), events, tool_calls: 0 }
+        Self { hooks: Vec::new(), events, tool_calls: 0, unhooked: Vec::new() }
+    }
+
+    /// Lets calls of the tool `name` pass every hook: `PreToolUse` and `PostToolUse` are not run
+    /// for them, and they are not counted in [`HookRegistry::tool_calls`]. For a tool the course
+    /// handles in its loop, not through `execute_tool` (s08's `compact`).
+    pub fn unhook_tool(&mut self, name: impl Into<String>) -> &mut Self {
+        self.unhooked.push(name.into());
+        self
+    }
+
+    fn is_unhooked(&self, name: &str) -> bool {
+        self.unhooked.iter().any(|n| n == name)
     }
 
     /// Adds `callback` under `name` (used in failure messages) to the end of `event`'s list.
@@ -252,6 +269,9 @@ impl Extension for HookRegistry {
     /// `PreToolUse`: a value blocks the call with that value; a failure blocks it with
     /// `Blocked: hook NAME failed: ERROR`.
     fn pre_tool_use(&mut self, call: &ToolCall) -> Decision {
+        if self.is_unhooked(&call.name) {
+            return Decision::Continue;
+        }
         self.run(&HookContext::PreToolUse { call }).guard()
     }
 
@@ -259,6 +279,9 @@ impl Extension for HookRegistry {
     /// as `\n[Hook note]: VALUE` (as the course's hook chapter does); a failure is reported
     /// as an event.
     fn post_tool_use(&mut self, call: &ToolUseBlock, outcome: &mut ToolOutcome) {
+        if self.is_unhooked(&call.name) {
+            return;
+        }
         self.tool_calls += 1;
         match self.run(&HookContext::PostToolUse { call, outcome }) {
             HookOutcome::Pass => {}
@@ -294,7 +317,7 @@ pub const LOG_ARGS_CHARS: usize = 80;
 
 /// The short one-line rendering of a call's input in `[HOOK] NAME(ARGS)`: what the tool says the
 /// input is about (the command of `bash`, the path of a file tool, the pattern of `glob`; see
-/// [`Subject`](crate::dispatch::Subject)), and otherwise the input as compact JSON; control
+/// [`Subject`]), and otherwise the input as compact JSON; control
 /// characters become spaces and the text is cut to [`LOG_ARGS_CHARS`] with `…`.
 pub fn log_args(call: &ToolCall) -> String {
     let text = match call.subject.text() {
@@ -315,24 +338,87 @@ pub fn register_log_hook(registry: &mut HookRegistry, events: Events) {
     });
 }
 
-/// Registers the permission hook on `PreToolUse`, built on [`permission::check_tool_call`]:
-/// - `Deny(text)` → answers `text` (`Permission denied by deny list`, or the error for an input that is not an object);
-/// - `Ask(question)` → `approver.answer(question)`; a refusal answers `Permission denied by user`
-///   (an approver that remembers `a`, such as [`permission::SessionApprover`], does so there);
-/// - `Allow` (or an approval) → passes.
+/// Registers the permission hook on `PreToolUse` with the default [`PermissionOptions`]: the
+/// plain deny-list text, and a file tool's path outside the workspace left to the tool (which
+/// refuses it). See [`register_permission_hook_with`].
 pub fn register_permission_hook(
+    registry: &mut HookRegistry,
+    approver: Box<dyn Approver>,
+    inside_workspace: InsideWorkspace,
+) {
+    register_permission_hook_with(registry, approver, inside_workspace, PermissionOptions::default());
+}
+
+/// What a chapter's permission hook does beyond [`permission::check_tool_call`].
+#[derive(Debug, Clone, Default)]
+pub struct PermissionOptions {
+    /// How a command on the deny list is refused ([`DenyList`]).
+    pub deny_list: DenyList,
+    /// The workspace whose file tools may act outside it when the user says yes (course s04:
+    /// `Access outside workspace`); `None` leaves such a path to the tool, which refuses it.
+    pub outside: Option<Workspace>,
+}
+
+/// The reason of the question about a file tool's path outside the workspace (course s04).
+pub const OUTSIDE_WORKSPACE: &str = "Access outside workspace";
+
+/// Registers the permission hook on `PreToolUse`, built on [`permission::check_tool_call`]:
+/// - a path of a file tool (`read_file`, `write_file`, `edit_file`: a [`Subject::Path`] or
+///   [`Subject::WrittenPath`]) outside the workspace, when
+///   `options.outside` is set → asks `Access outside workspace: /ABSOLUTE/PATH (TOOL)`, the path
+///   resolved with every symlink followed and its folder already opened
+///   ([`Workspace::outside`]); a yes grants the tool that one call beneath that handle
+///   ([`Workspace::grant`]), a no answers `Permission denied by user`;
+/// - `Deny(text)` → answers `text`; a deny-list match is worded as `options.deny_list` says;
+/// - `Ask(question)` → `approver.reply(question)`; a refusal answers `Permission denied by user`
+///   (an approver that remembers `a`, such as [`permission::SessionApprover`], does so there),
+///   and an approver that may not ask anyone now gives its own text
+///   ([`crate::approve::Reply::Refused`]);
+/// - `Allow` (or an approval) → passes.
+pub fn register_permission_hook_with(
     registry: &mut HookRegistry,
     mut approver: Box<dyn Approver>,
     inside_workspace: InsideWorkspace,
+    options: PermissionOptions,
 ) {
+    let PermissionOptions { deny_list, outside } = options;
     registry.register(HookEvent::PreToolUse, "permission", move |ctx| {
         let HookContext::PreToolUse { call } = ctx else { return Ok(None) };
+        if let Some(ws) = &outside {
+            // A grant serves the call it was asked for; one left by a call that never ran
+            // (another extension blocked it) must not serve this one.
+            ws.revoke_grants();
+            let path = match &call.subject {
+                Subject::Path(path) | Subject::WrittenPath(path) => Some(path.as_str()),
+                _ => None,
+            };
+            // A path the walk cannot follow is left to the tool, which says why.
+            if let Some(Ok(Some(pinned))) = path.map(|p| ws.outside(p)) {
+                let subject = format!("{} ({})", pinned.shown().display(), call.name);
+                let question = Question::new(OUTSIDE_WORKSPACE, subject, Vec::new());
+                return Ok(match approver.reply(&question) {
+                    Reply::Answer(Answer::No) => Some(DENIED_BY_USER.to_string()),
+                    Reply::Answer(Answer::Yes | Answer::Always) => {
+                        ws.grant(pinned);
+                        None
+                    }
+                    Reply::Refused(text) => Some(text),
+                });
+            }
+        }
         Ok(match permission::check_tool_call(call, inside_workspace.as_ref()) {
             Verdict::Allow => None,
-            Verdict::Deny(text) => Some(text),
-            Verdict::Ask(question) => {
-                (approver.answer(&question) == Answer::No).then(|| DENIED_BY_USER.to_string())
-            }
+            Verdict::Deny(text) => Some(match &call.subject {
+                Subject::Command(command) if text == DENIED_BY_DENY_LIST => {
+                    deny_list.text(permission::deny_list_match(command).unwrap_or_default())
+                }
+                _ => text,
+            }),
+            Verdict::Ask(question) => match approver.reply(&question) {
+                Reply::Answer(Answer::No) => Some(DENIED_BY_USER.to_string()),
+                Reply::Answer(Answer::Yes | Answer::Always) => None,
+                Reply::Refused(text) => Some(text),
+            },
         })
     });
 }
@@ -376,6 +462,22 @@ pub fn register_summary_hook(registry: &mut HookRegistry, events: Events) {
     });
 }
 
+/// Which of the course's hooks a chapter registers, and how its permission hook behaves: the
+/// course's chapters differ (s08 has no `UserPromptSubmit` or `Stop` hook, and handles `compact`
+/// in its loop; s08 and s09 name the deny-list entry).
+#[derive(Debug, Clone, Default)]
+pub struct HookSet {
+    /// How the permission hook refuses a command on the deny list ([`DenyList`]).
+    pub deny_list: DenyList,
+    /// The workspace whose file tools may act outside it when the user says yes
+    /// ([`PermissionOptions::outside`]).
+    pub outside: Option<Workspace>,
+    /// Leaves out the context hook (`UserPromptSubmit`) and the summary hook (`Stop`).
+    pub no_prompt_or_stop_hooks: bool,
+    /// Tools no hook sees ([`HookRegistry::unhook_tool`]).
+    pub unhooked_tools: Vec<String>,
+}
+
 /// The hooks of course s04/s05, registered in this order:
 /// 1. `PreToolUse` **log** — first, so every attempted call is logged, including the ones the
 ///    permission hook then refuses (the learner sees `[HOOK] bash(sudo reboot)` and then why it
@@ -387,18 +489,39 @@ pub fn register_summary_hook(registry: &mut HookRegistry, events: Events) {
 ///
 /// `events` receives every line (as [`Level::Info`]); `approver` answers `Allow? [y/N]`;
 /// `inside_workspace` is the workspace rule; `workdir_display` is WORKDIR as the context line
-/// shows it.
+/// shows it. [`course_hooks_with`] picks the hooks and the permission hook's options.
 pub fn course_hooks(
     events: Events,
     approver: Box<dyn Approver>,
     inside_workspace: InsideWorkspace,
     workdir_display: String,
 ) -> HookRegistry {
+    course_hooks_with(events, approver, inside_workspace, workdir_display, HookSet::default())
+}
+
+/// [`course_hooks`] as `set` says: the permission hook with `set`'s deny-list wording and
+/// outside access ([`register_permission_hook_with`]), without the context and summary hooks when
+/// `set.no_prompt_or_stop_hooks`, and with `set.unhooked_tools` passing every hook.
+pub fn course_hooks_with(
+    events: Events,
+    approver: Box<dyn Approver>,
+    inside_workspace: InsideWorkspace,
+    workdir_display: String,
+    set: HookSet,
+) -> HookRegistry {
     let mut registry = HookRegistry::new(events.clone());
     register_log_hook(&mut registry, events.clone());
-    register_permission_hook(&mut registry, approver, inside_workspace);
-    register_context_hook(&mut registry, events.clone(), workdir_display);
+    let permission = PermissionOptions { deny_list: set.deny_list, outside: set.outside };
+    register_permission_hook_with(&mut registry, approver, inside_workspace, permission);
+    if !set.no_prompt_or_stop_hooks {
+        register_context_hook(&mut registry, events.clone(), workdir_display);
+    }
     register_large_output_hook(&mut registry, events.clone());
-    register_summary_hook(&mut registry, events);
+    if !set.no_prompt_or_stop_hooks {
+        register_summary_hook(&mut registry, events);
+    }
+    for name in set.unhooked_tools {
+        registry.unhook_tool(name);
+    }
     registry
 }

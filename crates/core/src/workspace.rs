@@ -31,6 +31,18 @@
 //! symlink pointing outside between the check and the write (the open fails instead of following
 //! it). The walk below uses the handle too, so its answer describes the real folder.
 //!
+//! **Outside the workspace, when the user says yes** (course s04: `Access outside workspace`). In
+//! the chapters with the permission hook a file tool's path outside the root is asked about
+//! instead of refused. [`Workspace::outside`] resolves such a path and opens, before the question
+//! is shown, the deepest folder on its way that exists, walking from `/` one component at a time
+//! without following any symlink (the path is already symlink-free), so the handle is the folder
+//! whose path the question shows. On a yes the hook hands it over with [`Workspace::grant`], and
+//! [`Workspace::open_path`] gives the file tool that one call's [`WsPath`] beneath that handle,
+//! strict: no symlink is followed from there on, neither in folders it creates nor at the last
+//! component. A folder on the way renamed and replaced by a symlink after the question, or the
+//! file replaced by one, cannot send the read or the write anywhere but the place shown. A grant
+//! serves one call: the hook drops what is left of the last one before it judges the next.
+//!
 //! Symlinks: relative and absolute ones are followed by the walk, and a tool acts on what they
 //! point to when that lies inside (an absolute target inside the root works as well as a relative
 //! one). Special files (FIFOs, sockets, devices) are opened without blocking and refused after an
@@ -41,9 +53,9 @@ use std::fmt;
 use std::io;
 use std::ops::Deref;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use cap_fs_ext::OpenOptionsSyncExt;
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt};
 
@@ -85,6 +97,34 @@ const MAX_SYMLINK_HOPS: usize = 40;
 pub struct Workspace {
     root: PathBuf,
     dir: Arc<Dir>,
+    /// Paths outside the root the user allowed for the call being made ([`Workspace::grant`]);
+    /// shared by every clone, so the permission hook and the file tools see the same list.
+    grants: Arc<Mutex<Vec<Outside>>>,
+}
+
+/// A path outside the workspace, resolved and pinned for the permission question
+/// ([`Workspace::outside`]): the absolute path the question shows, and a handle on the deepest
+/// folder on its way that existed, opened without following any symlink.
+#[derive(Clone, Debug)]
+pub struct Outside {
+    shown: PathBuf,
+    given: String,
+    /// What remains below `dir`: folders still to make, then the last component (empty when
+    /// the path is `dir` itself).
+    rel: PathBuf,
+    exists: bool,
+    dir: Arc<Dir>,
+}
+
+impl Outside {
+    /// The absolute path, every symlink followed, as the question shows it.
+    pub fn shown(&self) -> &Path {
+        &self.shown
+    }
+    /// The path as the model gave it.
+    pub fn given(&self) -> &str {
+        &self.given
+    }
 }
 
 impl PartialEq for Workspace {
@@ -111,6 +151,8 @@ pub struct WsPath {
     /// own type is what counts).
     regular: bool,
     dir: Arc<Dir>,
+    /// A granted path outside the root: beneath `dir`, no symlink is followed at all.
+    strict: bool,
 }
 
 impl PartialEq for WsPath {
@@ -153,8 +195,12 @@ impl WsPath {
         // A first look, so that a device is not even opened (opening some has effects). The walk
         // that made this path already looked (`lstat` of the last component, after following
         // every symlink) and saw a regular file, or this looks again.
-        if !self.regular {
-            let first = self.dir.metadata(self.rel_or_dot())?;
+        if !self.regular || self.strict {
+            let first = if self.strict {
+                self.dir.symlink_metadata(self.rel_or_dot())?
+            } else {
+                self.dir.metadata(self.rel_or_dot())?
+            };
             if first.is_dir() {
                 return Ok(Opened::Folder);
             }
@@ -164,6 +210,9 @@ impl WsPath {
         }
         let mut opts = OpenOptions::new();
         opts.read(true).nonblock(true).custom_flags(rustix::fs::OFlags::NOCTTY.bits() as i32);
+        if self.strict {
+            opts.follow(FollowSymlinks::No);
+        }
         let file = self.dir.open_with(self.rel_or_dot(), &opts)?;
         // The type that counts is the one of the file actually opened.
         let meta = file.metadata()?;
@@ -189,6 +238,21 @@ impl WsPath {
         let parent = self.rel.parent().unwrap_or(Path::new(""));
         if parent.as_os_str().is_empty() {
             return Ok((self.dir.try_clone()?, name));
+        }
+        if self.strict {
+            // One folder at a time, none of them a symlink: what a folder swapped for a link
+            // after the question would redirect is refused instead.
+            let mut dir = self.dir.try_clone()?;
+            for part in parent.components() {
+                if create
+                    && let Err(e) = dir.create_dir(part)
+                    && e.kind() != io::ErrorKind::AlreadyExists
+                {
+                    return Err(e);
+                }
+                dir = dir.open_dir_nofollow(part)?;
+            }
+            return Ok((dir, name));
         }
         if create {
             self.dir.create_dir_all(parent)?;
@@ -247,7 +311,7 @@ impl Workspace {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, "workspace root is not a folder"));
         }
         let dir = Dir::open_ambient_dir(&root, ambient_authority())?;
-        Ok(Self { root, dir: Arc::new(dir) })
+        Ok(Self { root, dir: Arc::new(dir), grants: Arc::default() })
     }
 
     /// The canonical root (`WORKDIR`) as it was when the workspace was opened; for messages.
@@ -276,7 +340,7 @@ impl Workspace {
 
     /// Whether `path` stays inside the workspace, i.e. the rule would not refuse it as an escape.
     /// Used by the permission check: a shell command that writes or moves files outside asks
-    /// (a file tool refuses such a path itself, so it is not asked about).
+    /// (a file tool's path outside is asked about by the hook, see [`Workspace::outside`]).
     pub fn contains(&self, path: &str) -> bool {
         !matches!(self.locate(path), Err(WorkspaceError::Escapes(_)))
     }
@@ -297,11 +361,82 @@ impl Workspace {
         if path.contains('\0') {
             return Err(escapes());
         }
-        let Walked { abs, exists, regular } = self.walk(path)?;
+        let Walked { abs, exists, regular, .. } = self.walk(path)?;
         let Ok(rel) = abs.strip_prefix(&self.root).map(Path::to_path_buf) else {
             return Err(escapes());
         };
-        Ok(WsPath { abs, rel, given: path.to_owned(), exists, regular, dir: Arc::clone(&self.dir) })
+        Ok(WsPath {
+            abs,
+            rel,
+            given: path.to_owned(),
+            exists,
+            regular,
+            dir: Arc::clone(&self.dir),
+            strict: false,
+        })
+    }
+
+    /// For a path the rule refuses as an escape, what the permission question shows and the
+    /// tool will act on (see the module docs): the path resolved (symlinks followed), and the
+    /// deepest existing folder on its way opened from `/` without following a symlink. `Ok(None)`
+    /// for a path that does not escape (or holds a NUL byte): the tool handles it as usual.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Unreachable`] when the walk fails or the folder cannot be opened (it
+    /// changed under the walk, or may not be read): nothing is asked, the tool reports it.
+    pub fn outside(&self, path: &str) -> Result<Option<Outside>, WorkspaceError> {
+        if path.contains('\0') {
+            return Ok(None);
+        }
+        let Walked { abs, exists, missing, .. } = self.walk(path)?;
+        if abs.starts_with(&self.root) {
+            return Ok(None);
+        }
+        let unreachable =
+            |e: io::Error| WorkspaceError::Unreachable(format!("Cannot open the folder of {path}: {e}"));
+        let parts: Vec<&OsStr> = abs
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(part) => Some(part),
+                _ => None,
+            })
+            .collect();
+        // The handle is on the target's folder, or on the deepest one that exists.
+        let keep = parts.len().saturating_sub(missing.max(1));
+        let mut dir = Dir::open_ambient_dir("/", ambient_authority()).map_err(unreachable)?;
+        for part in &parts[..keep] {
+            dir = dir.open_dir_nofollow(part).map_err(unreachable)?;
+        }
+        let rel: PathBuf = parts[keep..].iter().collect();
+        Ok(Some(Outside { shown: abs, given: path.to_owned(), rel, exists, dir: Arc::new(dir) }))
+    }
+
+    /// Lets the next [`Workspace::open_path`] of `outside`'s path act on it, once (the user said
+    /// yes to the question that showed it).
+    pub fn grant(&self, outside: Outside) {
+        self.grants.lock().unwrap_or_else(PoisonError::into_inner).push(outside);
+    }
+
+    /// Drops every grant not used yet: each serves only the call it was asked for.
+    pub fn revoke_grants(&self) {
+        self.grants.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    }
+
+    /// What a file tool acts on: [`Workspace::locate`], or, for a path outside that was granted
+    /// for this call ([`Workspace::grant`]), a strict [`WsPath`] beneath the handle the question
+    /// was asked with. The grant is used up.
+    ///
+    /// # Errors
+    /// As [`Workspace::locate`] when nothing was granted.
+    pub fn open_path(&self, path: &str) -> Result<WsPath, WorkspaceError> {
+        let error = match self.locate(path) {
+            Err(error @ WorkspaceError::Escapes(_)) => error,
+            other => return other,
+        };
+        let mut grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(at) = grants.iter().position(|g| g.given == path) else { return Err(error) };
+        let Outside { shown, given, rel, exists, dir } = grants.remove(at);
+        Ok(WsPath { abs: shown, rel, given, exists, regular: false, dir, strict: true })
     }
 
     /// The walk behind [`Workspace::locate`]: the symlink-free absolute path, whether its last
@@ -373,7 +508,7 @@ impl Workspace {
                 Err(e) => return Err(WorkspaceError::Unreachable(format!("Cannot access {given}: {e}"))),
             }
         }
-        Ok(Walked { abs: here, exists: missing == 0, regular })
+        Ok(Walked { abs: here, exists: missing == 0, regular, missing })
     }
 
     /// The kind of `abs` without following a last symlink: beneath the root handle when `abs`
@@ -418,6 +553,8 @@ struct Walked {
     exists: bool,
     /// Whether its last component is a regular file (`lstat` after every symlink was followed).
     regular: bool,
+    /// How many of its trailing components do not exist.
+    missing: usize,
 }
 
 /// What one step of the walk found.

@@ -15,7 +15,8 @@
 //! ([`store`]), recall ([`recall`]), extraction and consolidation ([`extract`]), with the
 //! course's prompts, limits, fallbacks and lines:
 //! - before a turn: `[Memory: recalled 2 of 7: code-style, test-layout]`;
-//! - after it: `[Memory: stored {n} records]` or `[Memory extraction skipped: {reason}]`, then
+//! - after it: `[Memory: stored {n} records]` (only when n > 0, as the course) or
+//!   `[Memory extraction skipped: {reason}]`, then
 //!   (at 10+ records) `[Memory: consolidated {a} to {b} records]` or
 //!   `[Memory consolidation skipped: {reason}]`.
 //!
@@ -344,7 +345,11 @@ impl Extension for MemoryExtension {
                 &format!("[Memory: refused a record: it holds {what}; records never hold secrets]"),
             );
         }
-        Self::say(events, &format!("[Memory: stored {} records]", done.stored.len()));
+        // As the course: the line only when something was stored; a turn with nothing worth
+        // keeping stays quiet.
+        if !done.stored.is_empty() {
+            Self::say(events, &format!("[Memory: stored {} records]", done.stored.len()));
+        }
         if done.proposed > 0 {
             let stored = if done.stored.is_empty() { "none".to_owned() } else { done.stored.join(", ") };
             line(
@@ -450,7 +455,7 @@ mod tests {
         assert!(requests[1].system.contains("\"source\": \"test-layout.md\""), "{}", requests[1].system);
         assert_eq!(agent.current_system(), requests[1].system, "/history shows this SYSTEM");
         let lines = log.lines();
-        assert_eq!(lines, ["[Memory: recalled 1 of 2: test-layout]", "[Memory: stored 0 records]",]);
+        assert_eq!(lines, ["[Memory: recalled 1 of 2: test-layout]"], "nothing stored, no stored line");
         assert_eq!(agent.session_usage().requests, 3, "/usage counts recall and extraction");
         let own = memory.usage();
         assert_eq!((own.recall.requests, own.extraction.requests, own.consolidation.requests), (1, 1, 0));

@@ -15,8 +15,8 @@
 //!   (a symlink), is skipped.
 //! - **Front matter** ([`frontmatter`]): the delimiter rules, and YAML read safely.
 //! - **`name`**: the trimmed string, else the folder's name. **`description`**: the trimmed
-//!   string, else the body's first line without leading `#`/spaces; whitespace collapsed; `""`
-//!   for an empty body. A non-string value (`name: [bad]`) falls back the same way.
+//!   string, else the body's first line; either without leading `#`s and spaces (the course's
+//!   `lstrip("# ")`); whitespace collapsed; `""` for an empty body. A non-string value (`name: [bad]`) falls back the same way.
 //! - **SYSTEM** holds the catalog ([`SkillLoader::system_section`]), never a body.
 //! - **`load_skill`** returns the whole file, front matter included, byte for byte, or
 //!   `Error: Unknown skill 'NAME'. Available: a, b` (`none` when there are none).
@@ -497,8 +497,10 @@ pub fn skill_from(folder: &str, bytes: Vec<u8>, manifest: &str) -> Result<Skill,
         None => Default::default(),
     };
     let name = meta.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).unwrap_or(folder).to_owned();
+    // The course strips leading `#`s and spaces from either source (`lstrip("# ")`), so a
+    // description written as a heading (`description: "# Review"`) reads as plain text.
     let description = match meta.description.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
-        Some(given) => collapse_whitespace(given),
+        Some(given) => collapse_whitespace(given.trim_start_matches(['#', ' '])),
         None => first_line_description(split.body),
     };
     Ok(Skill { name, description, content, manifest: manifest.to_owned() })

@@ -126,10 +126,12 @@ fn the_fallbacks_of_name_and_description() {
         ("plain", b"# Plain skill\nbody\n"),
         // Not a mapping: counts as empty.
         ("scalar", b"---\njust text\n---\nScalar body\n"),
+        // A description written as a heading loses its #s too (the course's `lstrip("# ")`).
+        ("heading", b"---\nname: heading\ndescription: '# Heading   text'\n---\nbody\n"),
     ]);
     assert_eq!(
         loader.catalog(),
-        "- bad-name: Use me for X\n- blank-name: spaced out\n- empty: \n- given: First line\n- plain: Plain skill\n- scalar: Scalar body"
+        "- bad-name: Use me for X\n- blank-name: spaced out\n- empty: \n- heading: Heading text\n- given: First line\n- plain: Plain skill\n- scalar: Scalar body"
     );
     assert!(loader.warnings().is_empty(), "{:?}", loader.warnings());
 }

@@ -18,7 +18,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::approve::{Answer, Approver, Question};
+use crate::approve::{Answer, Approver, Question, Reply};
 use crate::events::{Events, Level, line};
 
 /// How an allowance came about.
@@ -142,16 +142,26 @@ impl Approver for SessionApprover {
     }
 
     fn answer(&mut self, question: &Question) -> Answer {
+        match self.reply(question) {
+            Reply::Answer(answer) => answer,
+            Reply::Refused(_) => Answer::No,
+        }
+    }
+
+    fn reply(&mut self, question: &Question) -> Reply {
         let names = question.always.join(", ");
         if !question.always.is_empty() && question.always.iter().all(|p| self.allowed.covers(p)) {
             let text = format!("[permission] not asked: {names} is allowed for this session (/permissions)");
             line(&*self.events, Level::Mechanism, &text);
-            return Answer::Yes;
+            return Reply::Answer(Answer::Yes);
         }
-        let answer = self.inner.answer(question);
+        let answer = match self.inner.reply(question) {
+            Reply::Answer(answer) => answer,
+            refused @ Reply::Refused(_) => return refused,
+        };
         if answer == Answer::Always {
             if question.always.is_empty() {
-                return Answer::Yes; // nothing to remember: yes, this once
+                return Reply::Answer(Answer::Yes); // nothing to remember: yes, this once
             }
             for program in &question.always {
                 self.allowed.allow(program, Source::Answer);
@@ -161,6 +171,6 @@ impl Approver for SessionApprover {
             );
             line(&*self.events, Level::Mechanism, &text);
         }
-        answer
+        Reply::Answer(answer)
     }
 }

@@ -42,6 +42,7 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
+pub mod background;
 #[cfg(target_os = "linux")]
 pub mod linux;
 #[cfg(target_os = "macos")]

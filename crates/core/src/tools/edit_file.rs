@@ -19,7 +19,7 @@
 //! CRLF, LF otherwise).
 //!
 //! Errors (`Error: …`): the workspace rule; `old_text must not be empty` (an empty string would
-//! "match" at the start of every file); `Text not found in PATH` (course); `File not found: PATH`;
+//! "match" at the start of every file); `text not found in PATH` (course); `File not found: PATH`;
 //! `PATH is a folder, not a file`; `PATH is not a regular file`;
 //! `PATH is not UTF-8 text; not edited`; `PATH is too large to edit (N bytes; limit 64 MiB)`;
 //! other I/O failures as `Cannot read PATH: …` / `Cannot write PATH: …`.
@@ -41,7 +41,7 @@ use crate::workspace::{Workspace, WsPath};
 /// The largest file `edit_file` loads, in bytes (64 MiB): the edit needs the whole text in memory.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The `edit_file` tool (course §1): `Replace exact text in file.`, input `path`, `old_text`,
+/// The `edit_file` tool (course §1): `Replace exact text in a file once.`, input `path`, `old_text`,
 /// `new_text`. See the module docs for the output and errors.
 pub fn edit_file(ws: &Workspace) -> impl Tool + use<> {
     EditFile(ws.clone(), EditMatch::First)
@@ -69,7 +69,7 @@ impl TypedTool for EditFile {
     fn spec(&self) -> ToolSpec {
         spec(
             "edit_file",
-            "Replace exact text in file.",
+            "Replace exact text in a file once.",
             json!({
                 "path": {"type": "string"},
                 "old_text": {"type": "string"},
@@ -85,7 +85,7 @@ impl TypedTool for EditFile {
 
     async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
         run_blocking("edit_file", move || {
-            let path = self.0.locate(&args.path)?;
+            let path = self.0.open_path(&args.path)?;
             if args.old_text.is_empty() {
                 return Err(ToolError::failed("old_text must not be empty"));
             }
@@ -116,7 +116,7 @@ fn edit(path: &WsPath, old: &str, new: &str, matching: EditMatch) -> Result<Stri
         return Err(ToolError::Failed(format!("Expected 1 occurrence, found {count}")));
     }
     let Some(edited) = edited else {
-        return Err(ToolError::Failed(format!("Text not found in {given}")));
+        return Err(ToolError::Failed(format!("text not found in {given}")));
     };
     atomic_write(path, edited.as_bytes())?;
     Ok(if count == 1 {

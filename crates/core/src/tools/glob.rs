@@ -34,8 +34,8 @@ use crate::workspace::{Workspace, WorkspaceError};
 /// The most paths `glob` lists (course §3).
 pub const MAX_GLOB_RESULTS: usize = 200;
 
-/// The `glob` tool (course §3): `Find files matching a glob pattern.`, input `pattern`. See the
-/// module docs for the output and errors.
+/// The `glob` tool (course §3): `Find files matching a glob pattern; ** matches recursively.`,
+/// input `pattern`. See the module docs for the output and errors.
 pub fn glob(ws: &Workspace) -> impl Tool + use<> {
     Glob(ws.clone())
 }
@@ -55,7 +55,7 @@ impl TypedTool for Glob {
     fn spec(&self) -> ToolSpec {
         spec(
             "glob",
-            "Find files matching a glob pattern.",
+            "Find files matching a glob pattern; ** matches recursively.",
             json!({"pattern": {"type": "string"}}),
             &["pattern"],
         )

@@ -125,7 +125,7 @@ impl TypedTool for ReadFile {
         // Opening never blocks (see `open_regular`). A small file is then read here and now:
         // handing it to the blocking pool costs two thread wake-ups, more than the read itself
         // (measured by the bench). A larger one is read on the blocking pool.
-        let path = self.0.locate(&args.path)?;
+        let path = self.0.open_path(&args.path)?;
         let (file, meta) = open_regular(&path)?;
         if meta.len() <= INLINE_BYTES {
             return read(file, &meta, path.given(), limit);

@@ -43,7 +43,7 @@ use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
 use crate::messages::ToolSpec;
 use crate::workspace::{Workspace, WsPath};
 
-/// The `write_file` tool (course §1): `Write content to file.`, input `path` and `content`. See
+/// The `write_file` tool (course §1): `Write content to a file.`, input `path` and `content`. See
 /// the module docs for the output and errors.
 pub fn write_file(ws: &Workspace) -> impl Tool + use<> {
     WriteFile(ws.clone())
@@ -65,7 +65,7 @@ impl TypedTool for WriteFile {
     fn spec(&self) -> ToolSpec {
         spec(
             "write_file",
-            "Write content to file.",
+            "Write content to a file.",
             json!({"path": {"type": "string"}, "content": {"type": "string"}}),
             &["path", "content"],
         )
@@ -77,7 +77,7 @@ impl TypedTool for WriteFile {
 
     async fn run(self: Arc<Self>, args: Args) -> Result<String, ToolError> {
         run_blocking("write_file", move || {
-            let path = self.0.locate(&args.path)?;
+            let path = self.0.open_path(&args.path)?;
             atomic_write(&path, args.content.as_bytes())?;
             Ok(format!("Wrote {} bytes to {}", args.content.len(), args.path))
         })

@@ -8,12 +8,14 @@ use agent_core::dispatch::{ToolCall, ToolOutcome};
 use agent_core::events::{Event, Events};
 use agent_core::extension::{Decision, Extension};
 use agent_core::hooks::{
-    HookContext, HookError, HookEvent, HookOutcome, HookRegistry, course_hooks, log_args,
+    HookContext, HookError, HookEvent, HookOutcome, HookRegistry, HookSet, course_hooks, course_hooks_with,
+    log_args,
 };
 use agent_core::messages::MessagesResponse;
 use agent_core::test_util::{text, tool_call};
 use agent_core::tools::{self, ToolOptions};
-use agent_core::workspace::Workspace;
+use agent_core::wording::DenyList;
+use agent_core::workspace::{Workspace, WorkspaceError};
 use serde_json::{Value, json};
 
 /// A sink that collects the lines reported to it, and the lines.
@@ -317,4 +319,67 @@ fn course_hooks_session_log() {
     step("stop", format!("{d:?}"), &lines);
 
     insta::assert_snapshot!(log.join("\n"));
+}
+
+/// The chapter's choices ([`HookSet`]): the deny list names the matched entry (s08, s09), the
+/// context and summary hooks are left out and `compact` passes every hook (s08), and a file
+/// tool's path outside the workspace is asked about with its resolved path; a yes lets that one
+/// call act there, a no refuses it.
+#[test]
+fn a_hook_set_picks_the_wording_the_hooks_and_outside_access() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let map = tools::all(&ws, &ToolOptions::default());
+    let (printer, lines) = capture();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let approver = Scripted { answers: vec![true, false], asked: asked.clone() };
+    let set = HookSet {
+        deny_list: DenyList::Pattern,
+        outside: Some(ws.clone()),
+        no_prompt_or_stop_hooks: true,
+        unhooked_tools: vec!["compact".into()],
+    };
+    let mut hooks = course_hooks_with(printer, Box::new(approver), Arc::new(ws.clone()), "/ws".into(), set);
+    assert!(hooks.names(HookEvent::UserPromptSubmit).is_empty() && hooks.names(HookEvent::Stop).is_empty());
+    let sudo = tool_call(&map, "t1", "bash", json!({"command": "sudo ls"}));
+    assert_eq!(hooks.pre_tool_use(&sudo), Decision::Block("Permission denied by deny list: sudo".into()));
+    let compact = tool_call(&map, "t2", "compact", json!({}));
+    assert_eq!(hooks.pre_tool_use(&compact), Decision::Continue);
+    hooks.post_tool_use(&compact, &mut ToolOutcome::ok("Compaction requested after this tool batch."));
+    assert_eq!(hooks.tool_calls(), 0, "compact is not counted");
+    assert_eq!(taken(&lines), ["[HOOK] bash(sudo ls)"], "no log line for compact");
+
+    let target = std::fs::canonicalize(outside.path()).unwrap().join("new/out.txt");
+    let path = target.display().to_string();
+    let write = tool_call(&map, "t3", "write_file", json!({"path": path, "content": "x"}));
+    assert_eq!(hooks.pre_tool_use(&write), Decision::Continue, "answered yes");
+    let read = tool_call(&map, "t4", "read_file", json!({"path": "../elsewhere.txt"}));
+    assert_eq!(hooks.pre_tool_use(&read), Decision::Block("Permission denied by user".into()));
+    let shown = dir.path().canonicalize().unwrap().parent().unwrap().join("elsewhere.txt");
+    assert_eq!(
+        *asked.lock().unwrap_or_else(|e| e.into_inner()),
+        [
+            format!("Access outside workspace: {path} (write_file)"),
+            format!("Access outside workspace: {} (read_file)", shown.display()),
+        ]
+    );
+    // The read's question dropped the write's unused grant: each serves only its own call.
+    assert!(matches!(ws.open_path(&path), Err(WorkspaceError::Escapes(_))));
+}
+
+/// A grant serves one call of the path it was asked for; without one the rule refuses.
+#[test]
+fn an_outside_grant_is_used_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    assert!(ws.outside("inside.txt").unwrap().is_none());
+    let path = outside.path().join("a/b.txt").display().to_string();
+    let pinned = ws.outside(&path).unwrap().unwrap();
+    assert_eq!(pinned.shown(), std::fs::canonicalize(outside.path()).unwrap().join("a/b.txt"));
+    ws.grant(pinned);
+    let granted = ws.open_path(&path).unwrap();
+    assert_eq!(granted.given(), path);
+    assert!(matches!(ws.open_path(&path), Err(WorkspaceError::Escapes(_))), "used up");
 }

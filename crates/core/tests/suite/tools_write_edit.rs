@@ -78,7 +78,7 @@ async fn edit_replaces_the_first_occurrence_and_reports_misses() -> TestResult {
         (
             "miss",
             edit("f.py", "c = 4", "c = 5"),
-            ToolOutcome::error("Error: Text not found in f.py"),
+            ToolOutcome::error("Error: text not found in f.py"),
             "f.py",
             "a = 1\nb = 3\n",
         ),

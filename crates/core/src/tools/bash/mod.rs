@@ -144,11 +144,12 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
     }
 }
 
-/// Which part of a stream is kept.
-#[derive(Clone, Copy)]
-enum Keep {
-    /// The first [`HEAD_BYTES`] bytes.
-    Head,
+/// Which part of a stream is kept: its first bytes (s02's `bash`, a background command) or its
+/// last (s17's `bash`), this many at most.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Keep {
+    /// The first this many bytes.
+    Head(usize),
     /// The last this many bytes.
     Tail(usize),
 }
@@ -156,7 +157,7 @@ enum Keep {
 impl Keep {
     fn of(output: BashOutput) -> Self {
         match output {
-            BashOutput::Head => Keep::Head,
+            BashOutput::Head => Keep::Head(HEAD_BYTES),
             // Enough bytes for that many characters of up to 4 bytes, and a character cut at the
             // start.
             BashOutput::ExitCodeTail { tail_chars } => Keep::Tail(4 * tail_chars + 4),
@@ -164,22 +165,31 @@ impl Keep {
     }
 }
 
-/// What one stream produced: its first [`HEAD_BYTES`] bytes (or, with [`Keep::Tail`], its last
-/// bytes), and a count of the rest.
-#[derive(Default)]
-struct Captured {
-    head: Vec<u8>,
+/// What one stream produced: its first bytes (or, with [`Keep::Tail`], its last), up to the
+/// [`Keep`]'s cap, and a count of the rest. Shared with [`crate::process::background`], whose
+/// caller sets the cap.
+#[derive(Debug, Default)]
+pub(crate) struct Captured {
+    pub(crate) head: Vec<u8>,
     /// Bytes read but not kept.
-    dropped_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// Characters in the dropped bytes, counted as UTF-8 lead bytes (exact for valid UTF-8).
-    dropped_chars: u64,
+    pub(crate) dropped_chars: u64,
 }
 
 /// Reads `stream` to EOF keeping the head (or the tail) and counting the rest. A read error ends
 /// the capture.
 async fn capture<R: AsyncRead + Unpin>(stream: Option<R>, keep: Keep) -> Captured {
     let mut cap = Captured::default();
-    let Some(mut stream) = stream else { return cap };
+    capture_into(stream, keep, &mut cap).await;
+    cap
+}
+
+/// Reads `stream` to EOF into `cap`, keeping the part `keep` says and counting the rest. What
+/// was read stays in `cap` if the future is dropped first (a command stopped on its timeout). A
+/// read error ends the capture.
+pub(crate) async fn capture_into<R: AsyncRead + Unpin>(stream: Option<R>, keep: Keep, cap: &mut Captured) {
+    let Some(mut stream) = stream else { return };
     let mut buf = vec![0u8; CHUNK];
     loop {
         let n = match stream.read(&mut buf).await {
@@ -189,24 +199,26 @@ async fn capture<R: AsyncRead + Unpin>(stream: Option<R>, keep: Keep) -> Capture
             Err(_) => break,
         };
         let chunk = &buf[..n];
-        if let Keep::Tail(max) = keep {
-            cap.head.extend_from_slice(chunk);
-            // Dropping from the front once the buffer holds twice the tail keeps the copying
-            // linear in the output.
-            if cap.head.len() > 2 * max {
-                let cut = cap.head.len() - max;
-                cap.dropped_bytes += cut as u64;
-                cap.head.drain(..cut);
+        let keep = match keep {
+            Keep::Head(bytes) => bytes,
+            Keep::Tail(max) => {
+                cap.head.extend_from_slice(chunk);
+                // Dropping from the front once the buffer holds twice the tail keeps the copying
+                // linear in the output.
+                if cap.head.len() > 2 * max {
+                    let cut = cap.head.len() - max;
+                    cap.dropped_bytes += cut as u64;
+                    cap.head.drain(..cut);
+                }
+                continue;
             }
-            continue;
-        }
-        let room = HEAD_BYTES.saturating_sub(cap.head.len()).min(n);
+        };
+        let room = keep.saturating_sub(cap.head.len()).min(n);
         cap.head.extend_from_slice(&chunk[..room]);
         let rest = &chunk[room..];
         cap.dropped_bytes += rest.len() as u64;
         cap.dropped_chars += bytecount::num_chars(rest) as u64;
     }
-    cap
 }
 
 /// Builds the model's text from both streams, the exit status, how many background processes
