@@ -116,6 +116,37 @@ pub fn parse_count(
     }
 }
 
+/// The goal loop's settings, from the environment and `.env` (course: `make_live_session`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The evaluator's model: `GOAL_EVALUATOR_MODEL_ID`, else `ANTHROPIC_DEFAULT_HAIKU_MODEL`;
+    /// `None` uses the worker's (`MODEL_ID`).
+    pub evaluator_model: Option<String>,
+    /// Unmet evaluations in a row before control returns (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`,
+    /// default 8).
+    pub block_cap: u32,
+    /// The most model requests one submission makes (`MAX_TURNS`; unset or 0: no cap).
+    pub max_turns: Option<u32>,
+}
+
+impl Settings {
+    /// The settings from `vars` (the process environment with `.env` on top).
+    ///
+    /// # Errors
+    /// A [`GoalError`] naming the variable whose value is not a whole number (or is 0 for the
+    /// block cap), where the course stops with a `ValueError`.
+    pub fn from_vars(vars: &std::collections::HashMap<String, String>) -> Result<Self, GoalError> {
+        let get = |name: &str| vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let evaluator_model =
+            get(EVALUATOR_MODEL_ENV).or_else(|| get("ANTHROPIC_DEFAULT_HAIKU_MODEL")).map(str::to_owned);
+        let block_cap =
+            parse_count(BLOCK_CAP_ENV, get(BLOCK_CAP_ENV), Some(DEFAULT_STOP_HOOK_BLOCK_CAP), false)?
+                .unwrap_or(DEFAULT_STOP_HOOK_BLOCK_CAP);
+        let max_turns = parse_count(MAX_TURNS_ENV, get(MAX_TURNS_ENV), None, true)?;
+        Ok(Self { evaluator_model, block_cap, max_turns })
+    }
+}
+
 /// `text` cut to at most `max` characters, with `… (N more characters)` saying what was dropped.
 pub(crate) fn cap_chars(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -135,6 +166,28 @@ mod tests {
         assert_eq!(parse_count("MAX_TURNS", Some("0"), None, true), Ok(None));
         assert!(parse_count("X", Some("0"), Some(8), false).unwrap_err().0.contains("at least 1"));
         assert!(parse_count("X", Some("-1"), Some(8), false).unwrap_err().0.contains("whole number"));
+    }
+
+    #[test]
+    fn settings_come_from_the_courses_variables() {
+        let vars =
+            |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let none = Settings::from_vars(&vars(&[])).unwrap();
+        assert_eq!(none, Settings { evaluator_model: None, block_cap: 8, max_turns: None });
+        let set = Settings::from_vars(&vars(&[
+            ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "haiku"),
+            ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "2"),
+            ("MAX_TURNS", "5"),
+        ]))
+        .unwrap();
+        assert_eq!(set, Settings { evaluator_model: Some("haiku".into()), block_cap: 2, max_turns: Some(5) });
+        let judge = Settings::from_vars(&vars(&[
+            ("GOAL_EVALUATOR_MODEL_ID", "judge"),
+            ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "h"),
+        ]));
+        assert_eq!(judge.unwrap().evaluator_model.as_deref(), Some("judge"));
+        let bad = Settings::from_vars(&vars(&[("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "eight")])).unwrap_err();
+        assert!(bad.0.starts_with("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP must be a whole number"), "{bad}");
     }
 
     #[test]
