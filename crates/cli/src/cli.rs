@@ -397,11 +397,13 @@ pub struct Composed {
     pub max_rounds: Option<u32>,
     /// A prompt to run once, as `-p PROMPT` runs its own (`-p` wins when both are given).
     pub prompt: Option<String>,
+    /// Words that quit the REPL besides `q` and `exit` (s17's `quit`).
+    pub quit_words: &'static [&'static str],
 }
 
 impl From<Harness> for Composed {
     fn from(harness: Harness) -> Self {
-        Self { harness, max_stop_continuations: None, max_rounds: None, prompt: None }
+        Self { harness, max_stop_continuations: None, max_rounds: None, prompt: None, quit_words: &[] }
     }
 }
 
@@ -464,6 +466,8 @@ struct Started {
     commands: Vec<SlashCommand>,
     /// The chapter's one-shot prompt ([`Composed::prompt`]).
     prompt: Option<String>,
+    /// [`Composed::quit_words`].
+    quit_words: &'static [&'static str],
     demo: Option<DemoRun>,
     dotenv: Option<DotEnvWatch>,
 }
@@ -481,17 +485,14 @@ struct DemoRun {
     sessions: Vec<DemoSession>,
 }
 
-/// The agent a composition builds on the setup's model, complete, the harness's REPL commands
-/// (with `/permissions` when the harness has the permission hook) and the chapter's one-shot
-/// prompt.
+/// The agent a composition builds on the setup's model, complete, with the harness's REPL
+/// commands (with `/permissions` when the harness has the permission hook), the chapter's
+/// one-shot prompt and quit words; no demo and no `.env` watch yet.
 ///
 /// # Errors
 /// [`StartupError::Chapter`] with the builder's message.
-fn agent_from(
-    setup: &Setup,
-    composed: impl IntoComposed,
-) -> Result<(Agent, Vec<SlashCommand>, Option<String>), StartupError> {
-    let Composed { harness, max_stop_continuations, max_rounds, prompt } =
+fn agent_from(setup: &Setup, composed: impl IntoComposed) -> Result<Started, StartupError> {
+    let Composed { harness, max_stop_continuations, max_rounds, prompt, quit_words } =
         composed.into_composed().map_err(StartupError::Chapter)?;
     let mut builder = Agent::builder(Arc::clone(&setup.model), &setup.model_id)
         .system(harness.system)
@@ -508,7 +509,7 @@ fn agent_from(
     if setup.allowed.in_use() && !commands.iter().any(|c| c.name == "permissions") {
         commands.push(repl::permissions_command(setup.allowed.clone()));
     }
-    Ok((builder.build(), commands, prompt))
+    Ok(Started { agent: builder.build(), commands, prompt, quit_words, demo: None, dotenv: None })
 }
 
 async fn run_async<H: IntoComposed>(
@@ -541,7 +542,7 @@ async fn run_async<H: IntoComposed>(
     } else {
         start(chapter, args, &terminal, tool_options, runtime, build)
     };
-    let Started { mut agent, commands, prompt: own_prompt, demo, dotenv } = match started {
+    let Started { mut agent, commands, prompt: own_prompt, quit_words, demo, dotenv } = match started {
         Ok(s) => s,
         Err(e) => {
             ui.error(&e.to_string());
@@ -562,6 +563,7 @@ async fn run_async<H: IntoComposed>(
                 commands: &commands,
                 turns: &mut queue,
                 gate: &gate,
+                quit_words,
             };
             return print_mode(served, prompt).await;
         }
@@ -573,6 +575,7 @@ async fn run_async<H: IntoComposed>(
             commands: &commands,
             turns: &mut queue,
             gate: &gate,
+            quit_words,
         };
         repl::run(chapter.name, served).await
     };
@@ -601,7 +604,7 @@ async fn run_async<H: IntoComposed>(
 /// automatic turns that arrive, each under the gate. The exit code is the last turn's
 /// ([`exit_code`]); 1 when a turn failed or Ctrl-C ended the wait.
 async fn print_mode(served: Served<'_>, prompt: &str) -> ExitCode {
-    let Served { agent, terminal, history, commands, turns: queue, gate } = served;
+    let Served { agent, terminal, history, commands, turns: queue, gate, .. } = served;
     let Some(prompt) = repl::command_prompt(prompt, agent, terminal.ui(), history, commands) else {
         return ExitCode::SUCCESS;
     };
@@ -709,8 +712,7 @@ fn start<H: IntoComposed>(
         turns: runtime.turns,
         asking: runtime.asking,
     };
-    let (agent, commands, prompt) = agent_from(&setup, build(&setup))?;
-    Ok(Started { agent, commands, prompt, demo: None, dotenv: Some(dotenv) })
+    Ok(Started { dotenv: Some(dotenv), ..agent_from(&setup, build(&setup))? })
 }
 
 /// Start-up for `--demo`: a fresh temporary workspace seeded with the demo files (or, for a
@@ -786,15 +788,9 @@ fn start_demo<H: IntoComposed>(
         turns: runtime.turns,
         asking: runtime.asking,
     };
+    let started = agent_from(&setup, build(&setup))?;
     // The demo runs its own prompt, not the chapter's one-shot one.
-    let (agent, commands, _) = agent_from(&setup, build(&setup))?;
-    Ok(Started {
-        agent,
-        commands,
-        prompt: None,
-        demo: Some(DemoRun { dir, root, session, sessions }),
-        dotenv: None,
-    })
+    Ok(Started { prompt: None, demo: Some(DemoRun { dir, root, session, sessions }), ..started })
 }
 
 /// `--demo`: this session's prompt as one turn. In session 1's process, then each later

@@ -543,6 +543,8 @@ pub(crate) struct Served<'a> {
     pub(crate) commands: &'a [SlashCommand],
     pub(crate) turns: &'a mut TurnQueue,
     pub(crate) gate: &'a AskGate,
+    /// Words that quit besides `q` and `exit` ([`crate::cli::Composed::quit_words`]).
+    pub(crate) quit_words: &'static [&'static str],
 }
 
 /// What the REPL waits for next.
@@ -562,7 +564,7 @@ enum Input {
 /// cancels the automatic turn, Ctrl-D cancels it and quits. An item queued during a user turn
 /// waits for that turn's end: the two never interleave.
 pub(crate) async fn run(name: &str, served: Served<'_>) -> ExitCode {
-    let Served { agent, terminal, history, commands, turns, gate } = served;
+    let Served { agent, terminal, history, commands, turns, gate, quit_words } = served;
     let ui = terminal.ui();
     let interactive = std::io::stdin().is_terminal();
     // Read line by line, with no line editor to end the line that shows the prompt.
@@ -659,7 +661,8 @@ pub(crate) async fn run(name: &str, served: Served<'_>) -> ExitCode {
         if trimmed.is_empty() {
             continue;
         }
-        if trimmed.eq_ignore_ascii_case("q") || trimmed.eq_ignore_ascii_case("exit") {
+        let quits = ["q", "exit"].iter().chain(quit_words).any(|w| trimmed.eq_ignore_ascii_case(w));
+        if quits {
             if !interactive {
                 // Piped, the `q` was never echoed: end the prompt's line.
                 ui.print("\n");
