@@ -109,7 +109,7 @@ Return only JSON:\n\
 }
 
 /// The evaluator's request on `messages` (their transcript cut to
-/// [`TRANSCRIPT_CHARS`](crate::TRANSCRIPT_CHARS)): `model_id`, `max_tokens` 512,
+/// [`TRANSCRIPT_CHARS`]): `model_id`, `max_tokens` 512,
 /// [`EVALUATOR_SYSTEM`], one user message, no tools.
 pub fn evaluator_request(model_id: &str, condition: &str, messages: &[Message]) -> MessagesRequest {
     let transcript = transcript_text(messages, TRANSCRIPT_CHARS);

@@ -91,7 +91,7 @@ pub const S17_TAIL_CHARS: usize = 29_950;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BashOutput {
     /// Course s02: the first 50,000 characters of the trimmed output, `(no output)` when empty,
-    /// `(exit code N)` last for a failure (see [`bash`]).
+    /// `(exit code N)` last for a failure (see [`bash()`]).
     #[default]
     Head,
     /// Course s17: `exit_code=N`, a newline, then the last `tail_chars` characters of the
