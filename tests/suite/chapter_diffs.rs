@@ -118,3 +118,18 @@ fn s06_to_s09_is_the_task_tool_leaving_and_memory_arriving() {
         &["permission", "approver", "todo", "course_hooks", "tools::"],
     );
 }
+
+#[test]
+fn s06_to_s10_is_the_task_tool_leaving_and_the_task_system_arriving() {
+    // Both are the s04 kernel plus one mechanism (COURSE-s10-s17 §0.1), with the kernel's plain
+    // deny-list text (s09 names the matched entry, so s06 is the closer base): the subagent's
+    // task tool and its commands leave, the task tools (added after the kernel's five) and
+    // `/tasks` arrive; the kernel call is the same line in both, and nothing of the permission
+    // check is written here.
+    assert_mentions(
+        "s06",
+        "s10",
+        &["Subagents", "task_tool", "TaskTools", "tasks.add_to", "tasks.commands"],
+        &["permission", "approver", "deny", "todo", "course_hooks", "tools::all", "setup.kernel"],
+    );
+}

@@ -21,6 +21,7 @@ const BANNERS: &[(&str, &str)] = &[
     ("s07", "s07: Skill Loading - catalog first, full content on demand"),
     ("s08", "s08: Context Compact - archive, reduce, then summarize"),
     ("s09", "s09: Memory - selective knowledge across sessions"),
+    ("s10", "s10: Task System - dependencies and task state"),
 ];
 
 #[test]

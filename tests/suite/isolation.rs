@@ -995,3 +995,373 @@ fn git_python3_and_cargo_work_under_the_sandbox() {
     assert_eq!(results[1], "sub\n3\np");
     assert_eq!(results[2], "Hello, world!");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The second round of attacks on the sandbox and the harness's own files: process chains that
+// outrun a walk, set-user-ID files, datagrams, inherited descriptors, the keyrings, shared
+// memory, a linked `.memory`, and a planted parent `.env`. Each checks its victim.
+// ---------------------------------------------------------------------------------------------
+
+/// Compiles the C program `source` as `ws/name` with `cc`; `false` (said loudly) without `cc`.
+fn compiled(ws: &Path, name: &str, source: &str, what: &str) -> bool {
+    if !have_or_skip("cc", what) {
+        return false;
+    }
+    fs::write(ws.join(format!("{name}.c")), source).unwrap();
+    let cc = std::process::Command::new("cc")
+        .args(["-O2", "-o", name, &format!("{name}.c")])
+        .current_dir(ws)
+        .status()
+        .unwrap();
+    assert!(cc.success(), "cc failed on {name}.c");
+    true
+}
+
+/// Whether Landlock and seccomp are both here; otherwise says that `what` is skipped.
+fn confined_or_skip(what: &str) -> bool {
+    if agent_core::sandbox::kernel_abi() >= 1 && agent_core::sandbox::seccomp_available() {
+        return true;
+    }
+    eprintln!("\n!!! NO LANDLOCK OR NO SECCOMP ON THIS KERNEL: {what} is SKIPPED !!!\n");
+    false
+}
+
+/// A chain 1,000 processes deep, each forked by the one before and moved to a session (and
+/// process group) of its own, each set to write a line 8 seconds after the chain is complete: none is left when the
+/// call has ended (the next call counts them), none outlives the harness, and nothing is written.
+#[test]
+fn a_thousand_deep_chain_of_sessions_ends_with_its_call() {
+    let ws = tempfile::tempdir().unwrap();
+    let source = "#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n\
+        int main(int argc, char **argv) {\n\
+          int depth = atoi(argv[1]), i;\n\
+          for (i = 0; i < depth; i++) {\n\
+            pid_t p = fork();\n\
+            if (p < 0) break;\n\
+            if (p > 0) break;\n\
+            setsid();\n\
+          }\n\
+          if (i == depth) { FILE *f = fopen(\"built.tmp\", \"w\"); if (f) fclose(f); rename(\"built.tmp\", \"built\"); }\n\
+          while (access(\"built\", F_OK) != 0) usleep(100000);\n\
+          sleep(8); FILE *f = fopen(\"late\", \"a\"); if (f) { fputs(\"late\\n\", f); fclose(f); }\n\
+          return 0;\n\
+        }\n";
+    if !compiled(ws.path(), "deep", source, "a_thousand_deep_chain_of_sessions_ends_with_its_call") {
+        return;
+    }
+    let marker = format!("deep-chain-{}", std::process::id());
+    let (head, last) = marker.split_at(marker.len() - 1);
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        &[
+            format!(
+                "./deep 1000 {marker} >/dev/null 2>&1 & \
+                 i=0; while [ ! -e built ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo built"
+            ),
+            format!(
+                "n=0; for f in /proc/[0-9]*/cmdline; do case \"$(tr '\\0' ' ' 2>/dev/null < $f)\" in \
+                 *{head}[{last}]*) n=$((n+1));; esac; done; echo alive=$n"
+            ),
+        ],
+    );
+    assert!(results[0].starts_with("built\n(stopped "), "{}", results[0]);
+    assert_eq!(results[1], "alive=0", "part of the chain outlived its call");
+    assert!(wait_until(|| processes_marked(&marker).is_empty()), "part of the chain outlived the harness");
+    assert!(!ws.path().join("late").exists(), "a process of the chain wrote after its call");
+}
+
+/// No file of the workspace gets a set-user-ID or set-group-ID bit, by any call: `chmod` on a
+/// copy of a shell, and `creat`, `open`, `openat`, `mkdir`, `mknod`, `fchmod`, `fchmodat` with the
+/// bits in their mode. Each is refused with `EPERM`; plain modes still work.
+#[test]
+fn no_set_user_id_file_can_be_made() {
+    if !confined_or_skip("no_set_user_id_file_can_be_made") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let source = "#include <errno.h>\n#include <fcntl.h>\n#include <stdio.h>\n#include <string.h>\n\
+        #include <sys/stat.h>\n#include <unistd.h>\n\
+        static void say(const char *what, int r) { printf(\"%s: %s\\n\", what, r < 0 ? strerror(errno) : \"done\"); }\n\
+        int main(void) {\n\
+          umask(0);\n\
+          say(\"creat\", creat(\"c1\", 04755));\n\
+          say(\"open\", open(\"c2\", O_CREAT | O_WRONLY, 02755));\n\
+          say(\"openat\", openat(AT_FDCWD, \"c3\", O_CREAT | O_WRONLY, 06755));\n\
+          say(\"mkdir\", mkdir(\"d1\", 02755));\n\
+          say(\"mknod\", mknod(\"n1\", S_IFREG | 04755, 0));\n\
+          int fd = open(\"plain\", O_CREAT | O_WRONLY, 0755);\n\
+          say(\"fchmod\", fchmod(fd, 04755));\n\
+          say(\"fchmodat\", fchmodat(AT_FDCWD, \"plain\", 02755, 0));\n\
+          say(\"plain chmod\", chmod(\"plain\", 0700));\n\
+          return 0;\n\
+        }\n";
+    if !compiled(ws.path(), "setid", source, "no_set_user_id_file_can_be_made") {
+        return;
+    }
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        &["cp /bin/sh x && chmod 4755 x; echo \"chmod 4755: $?\"; chmod g+s x; echo \"chmod g+s: $?\"; ./setid"
+            .to_owned()],
+    );
+    let r = &results[0];
+    assert!(r.contains("chmod 4755: 1") && r.contains("chmod g+s: 1"), "{r}");
+    for call in ["creat", "open", "openat", "mkdir", "mknod", "fchmod", "fchmodat"] {
+        assert!(r.contains(&format!("\n{call}: Operation not permitted")), "{call}: {r}");
+    }
+    assert!(r.contains("plain chmod: done"), "{r}");
+    for entry in walk(ws.path()) {
+        let mode = fs::symlink_metadata(&entry).unwrap().permissions().mode();
+        assert_eq!(mode & 0o6000, 0, "{} has mode {mode:o}", entry.display());
+    }
+}
+
+/// Every path below `dir`, folders included.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            found.extend(walk(&path));
+        }
+        found.push(path);
+    }
+    found
+}
+
+/// A datagram socket outside (a stand-in for syslog or journald) receives nothing from a
+/// command: `socketpair(AF_UNIX, SOCK_DGRAM)`, whose ends could `sendto` any named socket, is
+/// refused; stream and seqpacket pairs, which reach only their other end, still work.
+#[test]
+fn a_datagram_reaches_no_socket_outside() {
+    if !confined_or_skip("a_datagram_reaches_no_socket_outside") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let source = "#include <errno.h>\n#include <stdio.h>\n#include <string.h>\n#include <sys/socket.h>\n\
+        #include <sys/un.h>\n\
+        int main(int argc, char **argv) {\n\
+          int sv[2];\n\
+          if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0) printf(\"dgram pair: %s\\n\", strerror(errno));\n\
+          else {\n\
+            struct sockaddr_un a; memset(&a, 0, sizeof a); a.sun_family = AF_UNIX;\n\
+            strncpy(a.sun_path, argv[1], sizeof a.sun_path - 1);\n\
+            long n = sendto(sv[0], \"x\", 1, 0, (struct sockaddr *)&a, sizeof a);\n\
+            printf(\"dgram pair: sent %ld\\n\", n);\n\
+          }\n\
+          if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0) printf(\"seqpacket pair: %s\\n\", strerror(errno));\n\
+          else printf(\"seqpacket pair: made\\n\");\n\
+          if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) printf(\"stream pair: %s\\n\", strerror(errno));\n\
+          else printf(\"stream pair: made\\n\");\n\
+          return 0;\n\
+        }\n";
+    if !compiled(ws.path(), "dgram", source, "a_datagram_reaches_no_socket_outside") {
+        return;
+    }
+    let outside = outside_dir();
+    let listener = std::os::unix::net::UnixDatagram::bind(outside.path().join("log")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let (results, _) =
+        run_commands(ws.path(), &[], &[format!("./dgram {}", outside.path().join("log").display())]);
+    let r = &results[0];
+    assert!(r.contains("dgram pair: Operation not permitted"), "{r}");
+    assert!(r.contains("seqpacket pair: made"), "{r}");
+    assert!(r.contains("stream pair: made"), "{r}");
+    let mut buf = [0u8; 16];
+    let got = listener.recv(&mut buf);
+    assert!(
+        got.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "the socket outside received {got:?}"
+    );
+}
+
+/// A descriptor the harness inherited (a file open for writing, not close-on-exec, as a parent
+/// process may leave one) reaches no command: writing to it through `/proc/self/fd` fails, and
+/// the file stays empty.
+#[test]
+fn an_inherited_descriptor_reaches_no_command() {
+    use std::os::fd::AsRawFd;
+    let ws = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let victim =
+        fs::OpenOptions::new().create(true).append(true).open(outside.path().join("victim")).unwrap();
+    rustix::io::fcntl_setfd(&victim, rustix::io::FdFlags::empty()).unwrap();
+    let fd = victim.as_raw_fd();
+    let (results, _) = run_commands(
+        ws.path(),
+        &["--sandbox", "off"],
+        &[format!(
+            "echo leaked > /proc/self/fd/{fd}; echo \"write: $?\"; ls /proc/self/fd | tr '\\n' ' '; echo"
+        )],
+    );
+    drop(victim);
+    let r = &results[0];
+    assert!(r.contains("write: 1") || r.contains("write: 2"), "{r}");
+    assert_eq!(
+        fs::read_to_string(outside.path().join("victim")).unwrap(),
+        "",
+        "the command wrote through it"
+    );
+    let listed: Vec<&str> =
+        r.lines().find(|l| l.starts_with("0 ")).unwrap_or_default().split_whitespace().collect();
+    assert_eq!(listed, ["0", "1", "2", "3"], "only stdin, stdout, stderr (and ls's own folder): {r}");
+}
+
+/// The kernel's keyrings are closed to commands: a key the test put in the user's keyring is not
+/// found, none can be added, and the keyring cannot be looked up (`EPERM` from each call).
+#[test]
+fn the_keyring_is_closed() {
+    if !confined_or_skip("the_keyring_is_closed") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let source = "#include <errno.h>\n#include <stdio.h>\n#include <string.h>\n#include <sys/syscall.h>\n\
+        #include <unistd.h>\n\
+        int main(int argc, char **argv) {\n\
+          long k = syscall(SYS_request_key, \"user\", argv[1], 0, 0);\n\
+          printf(\"request_key: %s\\n\", k < 0 ? strerror(errno) : \"found\");\n\
+          long a = syscall(SYS_add_key, \"user\", argv[2], \"planted\", 7, -4);\n\
+          printf(\"add_key: %s\\n\", a < 0 ? strerror(errno) : \"added\");\n\
+          long g = syscall(SYS_keyctl, 0, -4, 0);\n\
+          printf(\"keyctl: %s\\n\", g < 0 ? strerror(errno) : \"read\");\n\
+          return 0;\n\
+        }\n";
+    if !compiled(ws.path(), "keys", source, "the_keyring_is_closed") {
+        return;
+    }
+    let victim = std::ffi::CString::new(format!("sbx-victim-{}", std::process::id())).unwrap();
+    let planted = std::ffi::CString::new(format!("sbx-planted-{}", std::process::id())).unwrap();
+    // SAFETY: add_key with valid C strings and a 6-byte payload, into the user keyring (-4).
+    let added = unsafe {
+        libc::syscall(libc::SYS_add_key, c"user".as_ptr(), victim.as_ptr(), c"secret".as_ptr(), 6usize, -4i32)
+    };
+    if added < 0 {
+        eprintln!("\n!!! THE KEYRING IS NOT USABLE HERE: the_keyring_is_closed is SKIPPED !!!\n");
+        return;
+    }
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        &[format!("./keys {} {}", victim.to_string_lossy(), planted.to_string_lossy())],
+    );
+    // SAFETY: keyctl(KEYCTL_UNLINK = 9, key, KEY_SPEC_USER_KEYRING): the test's own key.
+    unsafe { libc::syscall(libc::SYS_keyctl, 9i32, added, -4i32) };
+    let r = &results[0];
+    for call in ["request_key", "add_key", "keyctl"] {
+        assert!(r.contains(&format!("{call}: Operation not permitted")), "{call}: {r}");
+    }
+    // SAFETY: request_key with valid C strings; searching the test's own keyrings.
+    let found = unsafe {
+        libc::syscall(libc::SYS_request_key, c"user".as_ptr(), planted.as_ptr(), std::ptr::null::<u8>(), 0i32)
+    };
+    assert!(found < 0, "a command added a key to the user's keyring");
+}
+
+/// `/dev/shm` holds other programs' shared memory; a command can neither change a file there
+/// nor make one.
+#[test]
+fn shared_memory_is_not_writable_by_commands() {
+    if !confined_or_skip("shared_memory_is_not_writable_by_commands") || !Path::new("/dev/shm").is_dir() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let victim = PathBuf::from(format!("/dev/shm/sbx-victim-{}", std::process::id()));
+    let made = PathBuf::from(format!("/dev/shm/sbx-made-{}", std::process::id()));
+    fs::write(&victim, "keep\n").unwrap();
+    let (results, _) = run_commands(
+        ws.path(),
+        &[],
+        // Through a variable: s02's check of dangerous commands refuses a literal write to `/dev/`.
+        &[format!(
+            "d=/dev/shm; echo changed > $d/{}; echo new > $d/{}; echo done",
+            victim.file_name().unwrap_or_default().to_string_lossy(),
+            made.file_name().unwrap_or_default().to_string_lossy()
+        )],
+    );
+    let kept = fs::read_to_string(&victim).unwrap();
+    let _ = fs::remove_file(&victim);
+    let made_exists = made.exists();
+    let _ = fs::remove_file(&made);
+    assert_eq!(kept, "keep\n", "a command changed a file in /dev/shm: {results:?}");
+    assert!(!made_exists, "a command made a file in /dev/shm");
+    assert!(results[0].contains("Permission denied"), "{results:?}");
+}
+
+/// `.memory` made a link to the user's `docs` (as `ln -s docs .memory` would, unasked): s09
+/// refuses it with a line that says what to do, stores nothing, and nothing of `docs`
+/// (ten files shaped like records, enough to start a consolidation) is deleted or changed.
+#[test]
+fn a_memory_link_deletes_nothing() {
+    let ws = tempfile::tempdir().unwrap();
+    let docs = ws.path().join("docs");
+    fs::create_dir(&docs).unwrap();
+    for i in 0..10 {
+        fs::write(
+            docs.join(format!("doc-{i}.md")),
+            format!("---\nname: doc-{i}\ndescription: d{i}\n---\nmine {i}\n"),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink("docs", ws.path().join(".memory")).unwrap();
+    let extraction = json!([{"name": "new-one", "type": "user", "scope": "persistent",
+        "description": "a new record", "body": "stored"}]);
+    let consolidated = json!([{"name": "only", "type": "user", "description": "one", "body": "all in one"}]);
+    let server = MockServer::start(vec![
+        reply::text("ok"),
+        reply::text(&extraction.to_string()),
+        reply::text(&consolidated.to_string()),
+    ]);
+    let out = chapter("s09", ws.path(), Some(&server.base_url())).args(["-p", "go"]).output().unwrap();
+    let text = stdout(&out);
+    assert!(text.contains(".memory in the workspace is a symbolic link (to docs)"), "{text}");
+    let mut names: Vec<_> = fs::read_dir(&docs).unwrap().flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    assert_eq!(names.len(), 10, "files of docs were added or deleted: {names:?}");
+    for i in 0..10 {
+        let body = fs::read_to_string(docs.join(format!("doc-{i}.md"))).unwrap();
+        assert!(body.ends_with(&format!("mine {i}\n")), "doc-{i}.md changed: {body}");
+    }
+}
+
+/// A `.env` planted in a temp folder above the workspace (as a command in a workspace under
+/// `/tmp` could write `../.env`) is never read: the requests go to the endpoint the user set,
+/// the planted one receives nothing and its key is never sent, and the harness says why. A `.env`
+/// above the workspace outside the temp folders is read and named at start.
+#[test]
+fn a_planted_parent_dotenv_sends_no_key() {
+    let parent = tempfile::tempdir().unwrap();
+    let ws = parent.path().join("ws");
+    fs::create_dir(&ws).unwrap();
+    let planted = MockServer::start(vec![reply::text("stolen")]);
+    fs::write(
+        parent.path().join(".env"),
+        format!("ANTHROPIC_BASE_URL={}\nANTHROPIC_API_KEY=sk-planted-1\n", planted.base_url()),
+    )
+    .unwrap();
+    let real = MockServer::start(vec![reply::text("answered")]);
+    let out = chapter("s01", &ws, Some(&real.base_url()))
+        .env("ANTHROPIC_API_KEY", "sk-real-1")
+        .args(["-p", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("answered"));
+    assert!(planted.requests().is_empty(), "the planted .env redirected the session");
+    assert!(real.requests().iter().all(|r| !format!("{:?}", r.headers).contains("sk-planted")));
+    assert!(
+        stderr(&out).contains("was not read: it is in a temp folder that bash commands can write"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Above the workspace, outside the temp folders: read, and named.
+    let outside = outside_dir();
+    let sub = outside.path().join("ws");
+    fs::create_dir(&sub).unwrap();
+    fs::write(outside.path().join(".env"), "LCC_UNUSED=1\n").unwrap();
+    let server = MockServer::start(vec![reply::text("answered")]);
+    let out = chapter("s01", &sub, Some(&server.base_url())).args(["-p", "hi"]).output().unwrap();
+    let err = stderr(&out);
+    assert!(err.contains(&format!("config: read {}", outside.path().join(".env").display())), "{err}");
+}

@@ -1,6 +1,7 @@
 //! End-to-end: the real `s02` binary against the loopback Messages API server.
 
 use std::fs;
+use std::path::Path;
 
 use e2e::{MockServer, chapter, redacted_bodies, reply, run_with_stdin, stderr, stdout};
 use serde_json::{Value, json};
@@ -135,7 +136,8 @@ fn missing_model_id_is_one_line_and_exit_2() {
 
 #[test]
 fn dotenv_in_a_parent_folder_is_found() {
-    let root = tempfile::tempdir().unwrap();
+    // Outside the temp folders: a parent's `.env` inside one is never read.
+    let root = agent_core::test_util::outside_dir(Path::new(env!("CARGO_TARGET_TMPDIR"))).unwrap();
     let sub = root.path().join("chapters/s02");
     fs::create_dir_all(&sub).unwrap();
     let server = MockServer::start(vec![reply::text("Found the parent's .env.")]);
@@ -147,6 +149,9 @@ fn dotenv_in_a_parent_folder_is_found() {
     let out = chapter("s02", &sub, None).args(["-p", "hi"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(stdout(&out).contains("Found the parent's .env."), "{}", stdout(&out));
+    let named =
+        format!("config: read {}, a .env in a folder above this one", root.path().join(".env").display());
+    assert!(stderr(&out).contains(&named), "{}", stderr(&out));
     assert_eq!(server.requests()[0].body["model"], "mock-model");
 }
 

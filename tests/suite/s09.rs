@@ -68,7 +68,12 @@ fn what_one_process_stores_the_next_process_recalls_into_system() {
     let second =
         MockServer::start(vec![reply::text("[0]"), reply::text("Added, with tabs."), reply::text("[]")]);
     let out = one_turn("s09", ws.path(), &second, "Add a shout(text) function to greet.py.");
-    assert!(stdout(&out).contains("[Memory: recalled 1 of 1: code-style]"), "{}", stdout(&out));
+    assert!(
+        stdout(&out)
+            .contains("[Memory: recalled 1 of 1: code-style (Indent Python with tabs, never spaces)]"),
+        "{}",
+        stdout(&out)
+    );
     let requests = second.requests();
     let recall = &requests[0];
     assert_eq!(recall.body["max_tokens"], 200);
@@ -113,7 +118,7 @@ fn the_demo_stores_in_one_process_and_recalls_in_the_next() {
     assert!(out.status.success(), "stdout: {text}\nstderr: {err}");
     let stored = text.find("[Memory: stored 2 records]").unwrap_or_else(|| panic!("{text}"));
     let recalled =
-        text.find("[Memory: recalled 2 of 2: code-style, test-layout]").unwrap_or_else(|| panic!("{text}"));
+        text.find("[Memory: recalled 2 of 2: code-style (Indent Python with tabs, never spaces), test-layout (Tests live in tests/, one test_MODULE.py per module)]").unwrap_or_else(|| panic!("{text}"));
     assert!(stored < recalled, "stored in session one, recalled in session two: {text}");
     let first = pid_on(&err, "[demo] 2 sessions: this is session 1");
     let second = pid_on(&err, "[demo] session 2 of 2: a fresh process");
@@ -148,7 +153,7 @@ fn the_repl_lists_forgets_shows_system_and_counts_memory_calls() {
         )),
         "{text}"
     );
-    assert!(text.contains("[Memory: recalled 1 of 2: test-layout]"), "{text}");
+    assert!(text.contains("[Memory: recalled 1 of 2: test-layout (Tests live in tests/)]"), "{text}");
     let history = text.split("SYSTEM (").nth(1).unwrap_or_else(|| panic!("/history shows SYSTEM: {text}"));
     assert!(
         history.contains("Relevant memory records:\n[\n  {\n    \"source\": \"test-layout.md\""),
@@ -185,7 +190,7 @@ fn failed_memory_calls_fall_back_or_skip_and_the_turn_still_answers() {
     server.assert_done();
     let text = stdout(&out);
     assert!(text.contains("[Memory recall fell back to keyword match: API error 400 invalid_request_error: memory call refused]"), "{text}");
-    assert!(text.contains("[Memory: recalled 1 of 2: code-style]"), "{text}");
+    assert!(text.contains("[Memory: recalled 1 of 2: code-style (Python indentation uses tabs)]"), "{text}");
     assert!(
         text.contains(
             "[Memory extraction skipped: API error 400 invalid_request_error: memory call refused]"

@@ -662,12 +662,26 @@ fn start<H: IntoComposed>(
     }
     let workspace = Workspace::new(&root).map_err(|source| StartupError::Workdir { path: root, source })?;
     let vars = config::environment(&cwd)?;
-    // The `.env` files the next session started here would read, as they are now.
-    let dotenv = DotEnvWatch::start([
-        config::find_dotenv(&cwd).unwrap_or_else(|| cwd.join(".env")),
-        cwd.join(".env"),
-        workspace.root().join(".env"),
-    ]);
+    // The `.env` files the next session started here could read (each candidate, nearest first,
+    // so a new one nearer than today's is seen too), as they are now.
+    let dotenv = DotEnvWatch::start(
+        config::dotenv_candidates(&cwd).into_iter().chain([workspace.root().join(".env")]),
+    );
+    if let config::DotEnvFile::Read(path) = vars.dotenv()
+        && path.parent() != Some(cwd.as_path())
+    {
+        ui.warning(&format!(
+            "config: read {}, a .env in a folder above this one ({}); its values override the environment",
+            path.display(),
+            cwd.display()
+        ));
+    }
+    for skipped in config::skipped_dotenvs(&cwd) {
+        ui.warning(&format!(
+            "config: {} was not read: it is in a temp folder that bash commands can write",
+            skipped.display()
+        ));
+    }
     let settings = ModelSettings {
         replay: args.replay.as_deref(),
         record: args.record.as_deref(),

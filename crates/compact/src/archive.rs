@@ -214,9 +214,12 @@ impl Archive {
         if self.dry_run {
             return Ok(name.to_owned());
         }
-        let root = self.workspace.dir();
-        root.create_dir_all(folder)?;
-        let dir = root.open_dir(folder)?;
+        // A `.transcripts` or `.task_outputs` that is a symbolic link (even inside the workspace)
+        // or no folder is refused: the harness writes only into its own plain folders.
+        let dir = self
+            .workspace
+            .harness_dir(folder, true)?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{folder} could not be made")))?;
         let (stem, ext) = match name.rsplit_once('.') {
             Some((stem, ext)) => (stem, format!(".{ext}")),
             None => (name, String::new()),

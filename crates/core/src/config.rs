@@ -26,8 +26,11 @@
 //!
 //! Values in `.env` override the process environment, as the course's `load_dotenv(override=True)`.
 //! The `.env` read is the current folder's, or else the nearest parent folder's, as python-dotenv's
-//! `find_dotenv()` searches; a learner who starts a chapter from a subfolder still finds it. An
-//! error about a missing variable says which `.env` was read, or where none was found.
+//! `find_dotenv()` searches; a learner who starts a chapter from a subfolder still finds it. A
+//! parent folder inside the temp folders (`/tmp`, `/var/tmp`, `$TMPDIR`), which bash commands may
+//! write, is skipped ([`dotenv_candidates`]): a command in a workspace under `/tmp` could
+//! otherwise write `../.env` and choose the next session's endpoint. An error about a missing
+//! variable says which `.env` was read, or where none was found.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -248,9 +251,38 @@ impl Deref for Environment {
     }
 }
 
-/// The `.env` a chapter started in `dir` reads: `dir/.env`, or else the nearest parent folder's.
+/// The `.env` files a chapter started in `dir` would read, nearest first: `dir/.env`, then each
+/// parent folder's, skipping the folders that bash commands may write under the sandbox (the
+/// temp folders, [`crate::sandbox::temp_folders`], and everything below them): a command could
+/// put a `.env` there (`../.env` from a workspace in `/tmp`) for the next session to read.
+/// `dir`'s own `.env` is always a candidate: it is the workspace's, the one the course asks for.
+pub fn dotenv_candidates(dir: &Path) -> Vec<PathBuf> {
+    let temps = crate::sandbox::temp_folders();
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+    let mut found = vec![dir.join(".env")];
+    found.extend(
+        real.ancestors().skip(1).filter(|d| !temps.iter().any(|t| d.starts_with(t))).map(|d| d.join(".env")),
+    );
+    found
+}
+
+/// The `.env` files above `dir` that are never read because they lie in a folder bash commands
+/// may write (see [`dotenv_candidates`]) and exist now, nearest first: for the line that says so.
+pub fn skipped_dotenvs(dir: &Path) -> Vec<PathBuf> {
+    let temps = crate::sandbox::temp_folders();
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+    real.ancestors()
+        .skip(1)
+        .filter(|d| temps.iter().any(|t| d.starts_with(t)))
+        .map(|d| d.join(".env"))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// The `.env` a chapter started in `dir` reads: the first of [`dotenv_candidates`] that is a
+/// file (`dir/.env`, or else the nearest parent folder's outside the temp folders).
 pub fn find_dotenv(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors().map(|d| d.join(".env")).find(|p| p.is_file())
+    dotenv_candidates(dir).into_iter().find(|p| p.is_file())
 }
 
 /// The environment as the course sees it: process variables, then the `.env` that
@@ -414,7 +446,18 @@ mod tests {
 
     #[test]
     fn dotenv_is_found_in_the_nearest_folder_above() {
-        let root = tempfile::tempdir().unwrap();
+        // Outside the temp folders, whose parents' `.env` files are skipped.
+        let temps = crate::sandbox::temp_folders();
+        let base = [
+            Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target"))),
+            std::env::var_os("HOME").map(PathBuf::from),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.canonicalize().ok())
+        .find(|b| !temps.iter().any(|t| b.starts_with(t)));
+        let Some(base) = base else { return };
+        let root = tempfile::tempdir_in(base).unwrap();
         let sub = root.path().join("chapters/s03");
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::write(root.path().join(".env"), "LCC_TEST_FROM_PARENT=yes\n").unwrap();
@@ -446,6 +489,20 @@ mod tests {
             None,
             "set by the environment"
         );
+    }
+
+    #[test]
+    fn a_dotenv_above_in_a_temp_folder_is_never_read() {
+        let Some(temp) = crate::sandbox::temp_folders().into_iter().next() else { return };
+        let root = tempfile::tempdir_in(&temp).unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::write(root.path().join(".env"), "LCC_TEST_PLANTED=yes\n").unwrap();
+        let env = environment(&ws).unwrap();
+        assert!(!env.contains_key("LCC_TEST_PLANTED"), "a planted ../.env was read");
+        assert_eq!(skipped_dotenvs(&ws), [root.path().canonicalize().unwrap().join(".env")]);
+        std::fs::write(ws.join(".env"), "LCC_TEST_PLANTED=own\n").unwrap();
+        assert_eq!(environment(&ws).unwrap()["LCC_TEST_PLANTED"], "own", "the workspace's own is read");
     }
 
     #[test]

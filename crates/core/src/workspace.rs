@@ -298,6 +298,146 @@ impl fmt::Display for WsPath {
     }
 }
 
+/// The names the harness keeps its own state under in the workspace, by the chapter that writes
+/// them: s08's `.transcripts` and `.task_outputs`, s07's `skills` (read), s09's `.memory`, and the
+/// later chapters' `.tasks`, `.mailboxes`, `.runtime` (folders) and `.scheduled_tasks.json` (a
+/// file). Each must be a plain folder (or file) of the workspace, never a symbolic link: a
+/// command may make one unasked (`ln -s docs .memory`), after which the harness would read,
+/// rewrite or delete the files of the folder it points to. See [`Workspace::harness_dir`].
+pub const HARNESS_NAMES: [&str; 8] = [
+    ".memory",
+    ".transcripts",
+    ".task_outputs",
+    "skills",
+    ".tasks",
+    ".mailboxes",
+    ".runtime",
+    ".scheduled_tasks.json",
+];
+
+/// Why a name the harness keeps its own files under was refused ([`Workspace::harness_dir`],
+/// [`Workspace::harness_file`]). `Display` is a full sentence that says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessPathError {
+    /// The name, or a folder on its way, is a symbolic link.
+    #[error(
+        "{name} in the workspace is a symbolic link (to {target}); the harness keeps its own files only in a plain \
+         folder of the workspace and never follows such a link, so nothing there is read, written or deleted: \
+         remove the link (rm {name}) or rename it, then try again"
+    )]
+    Link {
+        /// The path relative to the workspace root, as far as the link.
+        name: String,
+        /// What the link holds.
+        target: String,
+    },
+    /// The name (or a folder on its way) is something else than expected: a file where a folder
+    /// should be, or a FIFO, socket or device where a file should be.
+    #[error(
+        "{name} in the workspace is not a {expected}; the harness keeps its own files there: move it away, then try again"
+    )]
+    Unexpected {
+        /// The path relative to the workspace root.
+        name: String,
+        /// `folder` or `plain file`.
+        expected: &'static str,
+    },
+    /// It could not be inspected, made or opened.
+    #[error("{name}: {source}")]
+    Io {
+        /// The path relative to the workspace root.
+        name: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl From<HarnessPathError> for io::Error {
+    fn from(e: HarnessPathError) -> Self {
+        let kind = match &e {
+            HarnessPathError::Io { source, .. } => source.kind(),
+            _ => io::ErrorKind::InvalidInput,
+        };
+        io::Error::new(kind, e.to_string())
+    }
+}
+
+impl Workspace {
+    /// The harness's own folder `name` (relative to the root; `a/b` walks `a`, then `b`), opened
+    /// without following any symbolic link, each part checked to be a real folder: the one check
+    /// every crate that keeps state in the workspace goes through (see [`HARNESS_NAMES`]). With
+    /// `create`, missing folders are made; without, a missing one gives `Ok(None)`.
+    ///
+    /// # Errors
+    /// [`HarnessPathError::Link`] when a part is a symbolic link (even to a folder inside the
+    /// workspace), [`HarnessPathError::Unexpected`] when it is no folder,
+    /// [`HarnessPathError::Io`] when it cannot be read, made or opened.
+    pub fn harness_dir(&self, name: &str, create: bool) -> Result<Option<Dir>, HarnessPathError> {
+        use cap_fs_ext::DirExt;
+        let mut dir =
+            self.dir.try_clone().map_err(|source| HarnessPathError::Io { name: name.to_owned(), source })?;
+        let mut walked = String::new();
+        for part in name.split('/').filter(|p| !p.is_empty()) {
+            if !walked.is_empty() {
+                walked.push('/');
+            }
+            walked.push_str(part);
+            let io = |source: io::Error| HarnessPathError::Io { name: walked.clone(), source };
+            match dir.symlink_metadata(part) {
+                Ok(meta) if meta.is_symlink() => {
+                    let target = dir.read_link(part).map(|t| t.display().to_string()).unwrap_or_default();
+                    return Err(HarnessPathError::Link { name: walked, target });
+                }
+                Ok(meta) if !meta.is_dir() => {
+                    return Err(HarnessPathError::Unexpected { name: walked, expected: "folder" });
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound && create => match dir.create_dir(part) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(io(e)),
+                },
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(io(e)),
+            }
+            // Not following a link swapped in since the look: such a swap fails here.
+            dir = match dir.open_dir_nofollow(part) {
+                Ok(next) => next,
+                Err(_) if dir.symlink_metadata(part).is_ok_and(|m| m.is_symlink()) => {
+                    let target = dir.read_link(part).map(|t| t.display().to_string()).unwrap_or_default();
+                    return Err(HarnessPathError::Link { name: walked, target });
+                }
+                Err(e) => return Err(io(e)),
+            };
+        }
+        Ok(Some(dir))
+    }
+
+    /// Checks the harness's own file `name` (relative to the root, in a folder checked as
+    /// [`Workspace::harness_dir`] checks it): missing (`Ok(false)`), or a plain file, not a
+    /// symbolic link (`Ok(true)`).
+    ///
+    /// # Errors
+    /// As [`Workspace::harness_dir`]; [`HarnessPathError::Unexpected`] for a folder, FIFO,
+    /// socket or device.
+    pub fn harness_file(&self, name: &str) -> Result<bool, HarnessPathError> {
+        let (folder, file) = name.rsplit_once('/').unwrap_or(("", name));
+        let Some(dir) = self.harness_dir(folder, false)? else { return Ok(false) };
+        match dir.symlink_metadata(file) {
+            Ok(meta) if meta.is_symlink() => {
+                let target = dir.read_link(file).map(|t| t.display().to_string()).unwrap_or_default();
+                Err(HarnessPathError::Link { name: name.to_owned(), target })
+            }
+            Ok(meta) if !meta.is_file() => {
+                Err(HarnessPathError::Unexpected { name: name.to_owned(), expected: "plain file" })
+            }
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(HarnessPathError::Io { name: name.to_owned(), source }),
+        }
+    }
+}
+
 impl Workspace {
     /// A workspace rooted at `root`, which is canonicalised (made absolute, symlinks followed)
     /// and opened as a handle: the one place where a path string is trusted.

@@ -73,6 +73,10 @@ pub enum MemoryError {
     #[error("cannot write the front matter: {0}")]
     Yaml(String),
     /// A file in `.memory/` (path relative to the workspace) could not be read or written.
+    /// `.memory` is a symbolic link or no folder ([`agent_core::workspace::Workspace::harness_dir`]):
+    /// the store is left alone, nothing is read, written or deleted through it.
+    #[error("{0}")]
+    NotOwnFolder(#[from] agent_core::workspace::HarnessPathError),
     #[error("{path}: {source}")]
     Io {
         /// `.memory` or `.memory/FILE`.
@@ -310,8 +314,19 @@ impl Extension for MemoryExtension {
             for (file, what) in &recalled.withheld {
                 Self::say(events, &format!("[Memory: not recalled: {file} holds {what}]"));
             }
-            let names: Vec<&str> =
-                recalled.sources.iter().map(|f| f.strip_suffix(".md").unwrap_or(f)).collect();
+            // Each with its description, so that a record planted in `.memory/` (a file any
+            // tool or command can write) shows what it tells the model.
+            let names: Vec<String> = recalled
+                .sources
+                .iter()
+                .map(|f| {
+                    let name = f.strip_suffix(".md").unwrap_or(f);
+                    match loaded.records.iter().find(|r| r.filename == *f).map(shown_description) {
+                        Some(d) if !d.is_empty() => format!("{name} ({d})"),
+                        _ => name.to_owned(),
+                    }
+                })
+                .collect();
             let list = if names.is_empty() { String::new() } else { format!(": {}", names.join(", ")) };
             Self::say(
                 events,
@@ -385,6 +400,23 @@ fn add(total: &mut UsageTotals, part: &UsageTotals) {
     total.output_tokens += part.output_tokens;
 }
 
+/// The most characters of a record's description the recall line shows.
+const SHOWN_DESCRIPTION_CHARS: usize = 100;
+
+/// A record's description as the recall line shows it: [`MemoryRecord::index_description`]
+/// (the body's first line when there is none), control characters as spaces, cut at
+/// [`SHOWN_DESCRIPTION_CHARS`] with `…`.
+fn shown_description(record: &MemoryRecord) -> String {
+    let text: String =
+        record.index_description().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if text.chars().count() > SHOWN_DESCRIPTION_CHARS {
+        let cut: String = text.chars().take(SHOWN_DESCRIPTION_CHARS).collect();
+        format!("{}…", cut.trim_end())
+    } else {
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -455,7 +487,11 @@ mod tests {
         assert!(requests[1].system.contains("\"source\": \"test-layout.md\""), "{}", requests[1].system);
         assert_eq!(agent.current_system(), requests[1].system, "/history shows this SYSTEM");
         let lines = log.lines();
-        assert_eq!(lines, ["[Memory: recalled 1 of 2: test-layout]"], "nothing stored, no stored line");
+        assert_eq!(
+            lines,
+            ["[Memory: recalled 1 of 2: test-layout (Tests live in tests/)]"],
+            "nothing stored, no stored line"
+        );
         assert_eq!(agent.session_usage().requests, 3, "/usage counts recall and extraction");
         let own = memory.usage();
         assert_eq!((own.recall.requests, own.extraction.requests, own.consolidation.requests), (1, 1, 0));
@@ -492,7 +528,7 @@ mod tests {
             log.lines(),
             [
                 "[Memory recall fell back to keyword match: API error 500 api_error: boom]",
-                "[Memory: recalled 1 of 1: code-style]",
+                "[Memory: recalled 1 of 1: code-style (tabs for python)]",
                 "[Memory extraction skipped: API error 500 api_error: boom]",
             ]
         );
@@ -574,7 +610,7 @@ mod tests {
             ),
             "{lines:?}"
         );
-        assert_eq!(lines[1], "[Memory: recalled 1 of 1: a]");
+        assert_eq!(lines[1], "[Memory: recalled 1 of 1: a (first)]");
         assert!(model.requests()[1].system.contains("Memory catalog:\n- [a](a.md) - first"));
         Ok(())
     }

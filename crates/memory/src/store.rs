@@ -35,12 +35,11 @@
 //!   or quotes stays one value.
 
 use std::collections::BTreeSet;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::PathBuf;
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
-use cap_tempfile::TempFile;
 use skills::frontmatter;
 use yaml_rust2::{Yaml, YamlEmitter};
 
@@ -321,22 +320,17 @@ impl MemoryStore {
     }
 
     /// The folder, or `None` when there is no `.memory` yet.
+    /// A `.memory` that is a symbolic link (even to a folder inside the workspace) or no folder
+    /// is refused ([`Workspace::harness_dir`]): the store never reads, writes or deletes through it.
     fn dir(&self) -> Result<Option<Dir>, MemoryError> {
-        match self.workspace.dir().open_dir(MEMORY_DIR) {
-            Ok(dir) => Ok(Some(dir)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_error(MEMORY_DIR, e)),
-        }
+        Ok(self.workspace.harness_dir(MEMORY_DIR, false)?)
     }
 
-    /// The folder, created when missing.
+    /// The folder, created when missing; refused as [`MemoryStore::dir`] refuses it.
     fn dir_or_create(&self) -> Result<Dir, MemoryError> {
-        match self.workspace.dir().create_dir(MEMORY_DIR) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(io_error(MEMORY_DIR, e)),
-        }
-        self.workspace.dir().open_dir(MEMORY_DIR).map_err(|e| io_error(MEMORY_DIR, e))
+        self.workspace
+            .harness_dir(MEMORY_DIR, true)?
+            .ok_or_else(|| io_error(MEMORY_DIR, io::Error::from(io::ErrorKind::NotFound)))
     }
 
     /// Every record (the course's `list_memory_files`): the regular files `*.md` in `.memory/`
@@ -454,7 +448,7 @@ impl MemoryStore {
             .cloned()
             .ok_or_else(|| MemoryError::NotFound(which.to_owned()))?;
         dir.remove_file(&found.filename).map_err(|e| io_error(&found.filename, e))?;
-        sync_dir(&dir).map_err(|e| io_error(MEMORY_DIR, e))?;
+        store::sync_dir(&dir).map_err(|e| io_error(MEMORY_DIR, e))?;
         rebuild_in(&dir)?;
         Ok((found, records.len() - 1))
     }
@@ -628,18 +622,12 @@ fn rebuild_in(dir: &Dir) -> Result<String, MemoryError> {
     Ok(index)
 }
 
-/// Writes `bytes` to `name` in `dir` atomically: a temporary file in the same folder (unnamed
-/// where the kernel allows, `O_TMPFILE`), written, synced, renamed over `name`, then the folder
-/// synced so that the rename survives a crash of the machine too.
+/// Writes `bytes` to `name` in `dir` atomically, with the store toolkit ([`store::replace_in`]):
+/// a temporary file in the same folder (unnamed where the kernel allows, `O_TMPFILE`), written,
+/// synced, renamed over `name`, then the folder synced so that the rename survives a crash of
+/// the machine too.
 fn write_atomic(dir: &Dir, name: &str, bytes: &[u8]) -> Result<(), MemoryError> {
-    let write = || -> io::Result<()> {
-        let mut tmp = TempFile::new(dir)?;
-        tmp.write_all(bytes)?;
-        tmp.as_file().sync_all()?;
-        tmp.replace(name)?;
-        sync_dir(dir)
-    };
-    write().map_err(|e| io_error(name, e))
+    store::replace_in(dir, name, bytes).map_err(|e| io_error(name, e))
 }
 
 /// Removes `name` from `dir`; a file already gone is fine.
@@ -649,11 +637,6 @@ fn remove_if_present(dir: &Dir, name: &str) -> Result<(), MemoryError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(io_error(name, e)),
     }
-}
-
-/// Syncs the folder itself, so that a rename or a removal in it is on disk.
-fn sync_dir(dir: &Dir) -> io::Result<()> {
-    dir.open(".")?.sync_all()
 }
 
 /// An I/O error on `.memory/{name}` (or `.memory` itself).
@@ -675,6 +658,7 @@ pub(crate) fn temp_store() -> Result<(tempfile::TempDir, MemoryStore), Box<dyn s
 mod tests {
     use super::temp_store as store;
     use super::*;
+    use std::io::Write;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -954,6 +938,28 @@ mod tests {
         assert!(store.write_memory_file(&record("a", MemoryType::User, "d", "b")).is_err());
         assert!(store.list_memory_files().is_err());
         assert_eq!(std::fs::read_dir(outside.path())?.count(), 0, "nothing was written outside");
+        Ok(())
+    }
+
+    #[test]
+    fn a_memory_link_to_a_folder_inside_the_workspace_is_refused_and_deletes_nothing() -> TestResult {
+        let (dir, store) = store()?;
+        let docs = dir.path().join("docs");
+        std::fs::create_dir(&docs)?;
+        std::fs::write(
+            docs.join("guide.md"),
+            "---\nname: guide\ndescription: the user's own\n---\nkeep me\n",
+        )?;
+        std::os::unix::fs::symlink("docs", dir.path().join(".memory"))?;
+        let refused = store.list_memory_files().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.starts_with(".memory in the workspace is a symbolic link (to docs)"), "{refused}");
+        assert!(refused.contains("rm .memory"), "{refused}");
+        let old = vec![record_from("guide.md".to_owned(), "keep me")];
+        assert!(store.replace_all(&old, &[record("new", MemoryType::User, "d", "b")]).is_err());
+        assert!(store.forget("guide").is_err());
+        assert!(store.write_memory_file(&record("a", MemoryType::User, "d", "b")).is_err());
+        let names: Vec<_> = std::fs::read_dir(&docs)?.flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["guide.md"], "nothing was written or deleted in docs");
         Ok(())
     }
 

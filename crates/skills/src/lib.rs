@@ -127,6 +127,12 @@ pub enum Problem {
     /// `skills` is not a folder.
     #[error("it is not a folder; skills live in skills/NAME/SKILL.md")]
     NotAFolder,
+    /// `skills` is a symbolic link (to a folder inside the workspace; one leading outside is
+    /// [`Problem::OutsideWorkspace`]).
+    #[error(
+        "it is a symbolic link; skills are read only from a plain skills/ folder of the workspace (remove the link and make the folder)"
+    )]
+    Link,
     /// A folder, a FIFO, a socket or a device where the manifest should be.
     #[error("it is not a regular file")]
     NotAFile,
@@ -223,6 +229,12 @@ impl SkillLoader {
     pub fn scan(workspace: &Workspace) -> Self {
         let mut scan = Scan::default();
         match workspace.dir().open_dir(SKILLS_DIR) {
+            // A `skills` that is a symbolic link to a folder inside the workspace (made by a
+            // command, unasked) is not read: skills come only from the workspace's own folder.
+            Ok(_) if workspace.dir().symlink_metadata(SKILLS_DIR).is_ok_and(|m| m.is_symlink()) => {
+                scan.warnings
+                    .push(Warning::Skipped { manifest: format!("{SKILLS_DIR}/"), problem: Problem::Link });
+            }
             Ok(dir) => {
                 scan.has_folder = true;
                 scan.read_all(&dir);

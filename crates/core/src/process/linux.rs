@@ -4,22 +4,28 @@
 //!   from the harness: the supervisor. It is a *subreaper* (`PR_SET_CHILD_SUBREAPER`), so every
 //!   process the command starts and leaves behind comes back to it as its child when its parent
 //!   dies, whatever it did to hide: `setsid`, `setpgid`, a double fork, a fork loop whose parents
-//!   exit at once. When the call ends, the supervisor kills its children with `SIGKILL`, waits
-//!   for their orphans to come back, and kills those, until none is left; a killed process cannot
-//!   fork again, so this ends. It reports how many it stopped, and the command's exit status.
-//!   No `/proc` scan of the machine is needed: the supervisor reads only its own list of
-//!   children (`/proc/thread-self/children`).
+//!   exit at once. It reports how many it stopped, and the command's exit status.
+//! - **Ended as a whole.** Where the harness may make cgroups (cgroup v2 with `cgroup.kill`,
+//!   Linux 5.14; see [`super::cgroup`]), the command runs in a cgroup of its own, and the
+//!   supervisor ends it with one write to `cgroup.kill`: the kernel kills every process in it
+//!   at once, at any depth and speed of forking. Then, and everywhere else, it walks the tree it
+//!   still has: each child, the children each lists (`/proc/PID/task/PID/children`), their
+//!   children, and so on, killing each with `SIGKILL` after reading its list, round after round
+//!   until none is left or two seconds have passed. Without a cgroup a chain that forks faster
+//!   than the walk can still outlast the two seconds.
 //! - **Ended whatever happens.** The supervisor ends the command when `sh` exits (then it stops
 //!   what `sh` left running), when the harness asks (the timeout, a cancelled turn, a `Session`
 //!   dropped), and when the harness dies, even by `SIGKILL`: it holds the read end of a pipe
 //!   whose write end only the harness holds, and sees it close. `sh` itself gets `SIGKILL` if the
 //!   supervisor dies (`PR_SET_PDEATHSIG`). Under the sandbox a command cannot signal the
-//!   supervisor or the harness (Landlock's signal scope, see [`crate::sandbox`]).
+//!   supervisor or the harness (Landlock's signal scope, see [`crate::sandbox`]). Where it can
+//!   (`--sandbox off`, a kernel before 6.12), the harness, itself a subreaper
+//!   ([`protect_harness`]), receives what a killed supervisor leaves and ends it: the cgroup as a
+//!   whole, or else its own children that are no supervisor, with their trees.
+//! - **Only stdin, stdout and stderr.** Every other descriptor the harness holds or inherited
+//!   (a socket, a pipe from whatever started it) is closed in `sh` at `exec`.
 //! - **The harness's memory stays closed.** [`protect_harness`] makes the harness not dumpable,
 //!   so its `/proc` entries (`environ`, `mem`, `fd`) are closed to commands.
-//!
-//! What escapes besides what the parent module says: with `--sandbox off`, a command that kills
-//! its own supervisor first.
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -32,22 +38,47 @@ use cap_std::fs::Dir;
 use rustix::process::{Pid, PidfdFlags, Signal};
 use tokio::process::Child;
 
+use super::cgroup::CommandCgroup;
 use super::{END_WITHIN, Report, sessions, shell_command, spawn_registered};
 use crate::sandbox::Confinement;
 
-/// What the registry holds for a running command: its supervisor's pidfd.
-pub(super) type Handle = Arc<OwnedFd>;
+/// A running command as the harness holds it: its supervisor's pidfd and its cgroup, if any.
+#[derive(Debug)]
+pub(super) struct Supervised {
+    pidfd: Option<OwnedFd>,
+    cgroup: Option<CommandCgroup>,
+}
 
-/// Asks each supervisor to end its command (`SIGTERM` through its pidfd) and waits, `within`
-/// at most in all, until each has exited: a pidfd becomes readable when its process exits.
+impl Supervised {
+    /// Asks the supervisor to end the command (`SIGTERM`, and `SIGCONT` for one stopped by
+    /// `SIGSTOP`, which only a command under `--sandbox off` can send) and kills the command's
+    /// cgroup at once. Does not wait.
+    fn stop(&self) {
+        if let Some(fd) = &self.pidfd {
+            let _ = rustix::process::pidfd_send_signal(fd, Signal::TERM);
+            let _ = rustix::process::pidfd_send_signal(fd, Signal::CONT);
+        }
+        if let Some(cgroup) = &self.cgroup {
+            // SAFETY: the cgroup's descriptors live as long as `self`.
+            unsafe { cgroup.raw().kill_all() };
+        }
+    }
+}
+
+/// What the registry holds for a running command.
+pub(super) type Handle = Arc<Supervised>;
+
+/// Asks each supervisor to end its command (and kills each command's cgroup) and waits, `within`
+/// at most in all, until each supervisor has exited: a pidfd becomes readable when its process
+/// exits.
 pub(super) fn end_handles(supervisors: &[Handle], within: Duration) {
-    for fd in supervisors {
-        let _ = rustix::process::pidfd_send_signal(&**fd, Signal::TERM);
+    for handle in supervisors {
+        handle.stop();
     }
     let deadline = Instant::now() + within;
-    for fd in supervisors {
+    for fd in supervisors.iter().filter_map(|h| h.pidfd.as_ref()) {
         let left = deadline.saturating_duration_since(Instant::now());
-        let mut fds = [rustix::event::PollFd::new(&**fd, rustix::event::PollFlags::IN)];
+        let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
         let timeout = rustix::event::Timespec::try_from(left).ok();
         let _ = rustix::event::poll(&mut fds, timeout.as_ref());
     }
@@ -58,9 +89,24 @@ pub(super) fn end_handles(supervisors: &[Handle], within: Duration) {
 /// have, even as root. Each supervisor, a fork of the harness, inherits it; `sh` and what it runs
 /// are dumpable as usual (`exec` resets it). Side effect: the harness leaves no core dump. Call
 /// once at start.
+///
+/// It also makes the harness a subreaper (`PR_SET_CHILD_SUBREAPER`): what a command leaves when
+/// its supervisor is killed (only possible with `--sandbox off` or on a kernel before 6.12) comes
+/// back to the harness, not to the system's init, and [`Session::finish`] ends it.
 pub fn protect_harness() {
-    // SAFETY: PR_SET_DUMPABLE takes a number; no pointer.
-    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    // SAFETY: both take numbers; no pointer.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Milliseconds of the monotonic clock (a system call only: usable after `fork`).
+pub(super) fn now_ms() -> u64 {
+    // SAFETY: clock_gettime writes into a valid timespec.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    u64::try_from(ts.tv_sec).unwrap_or(0) * 1000 + u64::try_from(ts.tv_nsec).unwrap_or(0) / 1_000_000
 }
 
 /// A running command: its supervisor (by pidfd) and the pipe on which the supervisor reports.
@@ -68,7 +114,7 @@ pub fn protect_harness() {
 #[derive(Debug)]
 pub struct Session {
     id: Option<u64>,
-    supervisor: Option<Arc<OwnedFd>>,
+    supervisor: Arc<Supervised>,
     report: Option<OwnedFd>,
     command: Option<i32>,
 }
@@ -83,19 +129,15 @@ impl Session {
     /// every process of the command and exits within about two seconds. Does not wait. Harmless
     /// once the supervisor has exited.
     pub fn stop(&self) {
-        if let Some(fd) = &self.supervisor {
-            let _ = rustix::process::pidfd_send_signal(fd, Signal::TERM);
-            // A supervisor stopped by SIGSTOP (only a command under `--sandbox off` can send it
-            // one) would never see the SIGTERM.
-            let _ = rustix::process::pidfd_send_signal(fd, Signal::CONT);
-        }
+        self.supervisor.stop();
     }
 
     /// Waits for the command to end: for `child`, the supervisor [`spawn_shell`] returned,
     /// which exits once `sh` has exited and everything `sh` left running is killed (which also
     /// closes the pipes those held). Then `sh`'s status and how many processes were stopped,
     /// from the supervisor's report; without one (the supervisor was killed), the supervisor's
-    /// own status and 0.
+    /// own status and the number of processes the harness then stopped itself (what the killed
+    /// supervisor left, see [`protect_harness`]).
     ///
     /// # Errors
     /// Waiting for the supervisor failed.
@@ -103,7 +145,12 @@ impl Session {
         let status = child.wait().await?;
         Ok(match self.report() {
             Some(report) => Report { status: report.status.or(Some(status)), stopped: report.stopped },
-            None => Report { status: Some(status), stopped: 0 },
+            None => {
+                let supervised = Arc::clone(&self.supervisor);
+                let stopped =
+                    tokio::task::spawn_blocking(move || end_orphans(&supervised)).await.unwrap_or(0);
+                Report { status: Some(status), stopped }
+            }
         })
     }
 
@@ -130,6 +177,50 @@ impl Drop for Session {
             sessions().live.remove(&id);
         }
     }
+}
+
+/// Ends what a command left when its supervisor died without ending it (it was killed): the
+/// command's cgroup as a whole; without one, every child of the harness that is no registered
+/// supervisor (they can only be orphans of a command: the harness starts nothing else that
+/// lives beside a command), with their trees. How many processes were killed. Blocking, for
+/// up to [`END_WITHIN`].
+fn end_orphans(supervised: &Supervised) -> usize {
+    if let Some(cgroup) = &supervised.cgroup {
+        return cgroup.kill_and_remove(END_WITHIN);
+    }
+    let me = std::process::id();
+    let Ok(list) = std::ffi::CString::new(format!("/proc/{me}/task/{me}/children")) else { return 0 };
+    let start = now_ms();
+    let mut killed = 0;
+    let mut last: Vec<i32> = Vec::new();
+    loop {
+        for pid in last.drain(..).filter_map(rustix::process::Pid::from_raw) {
+            if let Ok(Some((_, status))) =
+                rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG)
+                && status.terminating_signal() == Some(libc::SIGKILL)
+            {
+                killed += 1;
+            }
+        }
+        // Under the registry's lock: a supervisor being spawned is registered before it is seen.
+        {
+            let registry = sessions();
+            let own: Vec<i32> =
+                registry.live.values().filter_map(|h| h.pidfd.as_ref()).filter_map(pidfd_pid).collect();
+            // SAFETY: only system calls on stack buffers.
+            unsafe { supervisor::kill_trees(&list, &own, |pid| last.push(pid)) };
+        }
+        if last.is_empty() || now_ms().saturating_sub(start) > END_WITHIN.as_millis() as u64 {
+            return killed;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The pid a pidfd names (its `fdinfo`'s `Pid:` line), while that process lives.
+fn pidfd_pid(fd: &OwnedFd) -> Option<i32> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    info.lines().find_map(|l| l.strip_prefix("Pid:")).and_then(|p| p.trim().parse().ok()).filter(|p| *p > 0)
 }
 
 /// Reads what `fd` holds now (it is non-blocking) into `buf`, up to its length; the count read.
@@ -192,18 +283,22 @@ pub fn spawn_shell(
     let (report_read, report_write) = pipe()?;
     rustix::io::ioctl_fionbio(&report_read, true)?;
     let (dir_fd, report_fd, lifeline_fd) = (cwd.as_fd().as_raw_fd(), report_write.as_raw_fd(), lifeline());
+    let cgroup = CommandCgroup::new();
+    let raw_cgroup = cgroup.as_ref().map(CommandCgroup::raw);
     let mut confinement = confinement;
     // SAFETY: the closure runs in the forked child before `exec` and only makes system calls
-    // (setsid, prctl, sigprocmask, fork, fchdir, landlock, capset, seccomp; in the supervisor
-    // also write, close, signalfd, poll, waitpid, kill, open, read); it allocates nothing.
-    // `dir_fd`, `report_fd` and the lifeline stay open in the parent for the whole spawn, so the
-    // child's copies are valid.
+    // (setsid, prctl, sigprocmask, fork, write, fchdir, landlock, capset, seccomp, close_range;
+    // in the supervisor also close, signalfd, poll, waitpid, kill, open, read, rmdir); it
+    // allocates nothing. `dir_fd`, `report_fd`, the lifeline and the cgroup's descriptors and
+    // path stay open and alive in the parent for the whole spawn, so the child's copies are valid.
     unsafe {
         cmd.pre_exec(move || {
-            supervisor::fork_supervised(lifeline_fd, report_fd)?;
+            supervisor::fork_supervised(lifeline_fd, report_fd, raw_cgroup)?;
             // From here on: the command's own process, about to become `sh`.
             rustix::process::fchdir(BorrowedFd::borrow_raw(dir_fd))?;
-            confinement.apply()
+            confinement.apply()?;
+            supervisor::close_on_exec_from(3);
+            Ok(())
         });
     }
     // The child touches no lock before `exec`: the registry's lock is safe to hold across it.
@@ -213,16 +308,16 @@ pub fn spawn_shell(
         // when it exits.
         drop(report_write);
         // The supervisor is this process's child and not yet reaped, so its pid names it here.
-        let supervisor = child
+        let pidfd = child
             .id()
             .and_then(|id| Pid::from_raw(i32::try_from(id).ok()?))
-            .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok())
-            .map(Arc::new);
+            .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
+        let supervisor = Arc::new(Supervised { pidfd, cgroup });
         // The supervisor wrote the command's pid before closing its copy of std's exec-error
         // pipe, which `spawn` waits for: it is there.
         let mut pid = [0u8; 4];
         let command = (read_some(&report_read, &mut pid) == 4).then(|| i32::from_ne_bytes(pid));
-        let handle = supervisor.clone();
+        let handle = Some(Arc::clone(&supervisor));
         Ok(((child, supervisor, command), handle))
     })?;
     Ok((child, Session { id: Some(id), supervisor, report: Some(report_read), command }))
@@ -232,10 +327,12 @@ pub fn spawn_shell(
 /// may only make system calls (the harness may have other threads, whose locks a fork copies
 /// held), so it uses `libc` directly, buffers on the stack, and no allocation.
 mod supervisor {
+    use std::ffi::CStr;
     use std::io;
     use std::os::fd::RawFd;
 
-    use super::END_WITHIN;
+    use super::super::cgroup::Raw;
+    use super::{END_WITHIN, now_ms};
 
     /// The signals the supervisor takes through its signalfd: a child's exit, and the requests
     /// to end (`SIGTERM` from the harness; `SIGHUP`, `SIGINT`, `SIGQUIT` from anyone).
@@ -249,7 +346,11 @@ mod supervisor {
     /// # Errors
     /// `setsid`, `prctl` or `fork` failed (in the supervisor, before the fork), or the command's
     /// `setsid` failed.
-    pub(super) fn fork_supervised(lifeline: Option<RawFd>, report: RawFd) -> io::Result<()> {
+    pub(super) fn fork_supervised(
+        lifeline: Option<RawFd>,
+        report: RawFd,
+        cgroup: Option<Raw>,
+    ) -> io::Result<()> {
         // SAFETY: each call below is a plain system call on values of this function; the
         // signal sets are plain data initialised by sigemptyset.
         unsafe {
@@ -272,8 +373,13 @@ mod supervisor {
             match libc::fork() {
                 -1 => Err(io::Error::last_os_error()),
                 0 => {
-                    // The command's process: the signal mask as it was (exec keeps it), death
-                    // with its supervisor, and a session of its own.
+                    // The command's process: in the command's cgroup before anything else runs
+                    // (where that fails, the supervisor's walk still finds what it starts), the
+                    // signal mask as it was (exec keeps it), death with its supervisor, and a
+                    // session of its own.
+                    if let Some(cgroup) = cgroup {
+                        let _ = cgroup.enter();
+                    }
                     libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
                     if libc::getppid() != supervisor {
@@ -284,7 +390,7 @@ mod supervisor {
                     }
                     Ok(())
                 }
-                command => supervise(command, lifeline, report, &set),
+                command => supervise(command, lifeline, report, cgroup, &set),
             }
         }
     }
@@ -309,7 +415,7 @@ mod supervisor {
     /// the harness only once every copy of it is closed). `close_range` (Linux 5.9), or else one
     /// `close` per number up to the descriptor limit.
     unsafe fn close_all_but(keep: &[RawFd]) {
-        let mut sorted = [-1; 2];
+        let mut sorted = [-1; 4];
         for (slot, fd) in sorted.iter_mut().zip(keep) {
             *slot = *fd;
         }
@@ -356,6 +462,7 @@ mod supervisor {
         command: libc::pid_t,
         lifeline: Option<RawFd>,
         report: RawFd,
+        cgroup: Option<Raw>,
         set: &libc::sigset_t,
     ) -> ! {
         // SAFETY: plain system calls on this function's values and stack buffers.
@@ -363,7 +470,8 @@ mod supervisor {
             libc::prctl(libc::PR_SET_NAME, c"sh-supervisor".as_ptr(), 0, 0, 0);
             write_all(report, &command.to_ne_bytes());
             let lifeline = lifeline.unwrap_or(-1);
-            close_all_but(&[lifeline, report]);
+            let [kill, events] = cgroup.map_or([-1, -1], |c| c.fds());
+            close_all_but(&[lifeline, report, kill, events]);
             let signals = libc::signalfd(-1, set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
             let mut status: Option<libc::c_int> = None;
             let mut stop = false;
@@ -385,7 +493,7 @@ mod supervisor {
                 stop |= fds[0].revents != 0;
                 stop |= drain(signals);
             }
-            let stopped = end_all(command, &mut status, signals);
+            let stopped = end_all(command, &mut status, signals, cgroup);
             let mut out = [0u8; 12];
             out[..4].copy_from_slice(&i32::from(status.is_some()).to_ne_bytes());
             out[4..8].copy_from_slice(&status.unwrap_or(0).to_ne_bytes());
@@ -436,17 +544,44 @@ mod supervisor {
         }
     }
 
-    /// Kills every child listed in `/proc/thread-self/children` (the supervisor is one thread,
-    /// so that is all of its children); how many were listed, or `None` when the list cannot be
-    /// read (no `/proc`, or a kernel without `CONFIG_PROC_CHILDREN`).
-    unsafe fn kill_children() -> Option<usize> {
-        // SAFETY: a constant C string.
-        let fd =
-            unsafe { libc::open(c"/proc/thread-self/children".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-        if fd < 0 {
-            return None;
+    /// `/proc/PID/task/PID/children` for `pid`, as a C string in `buf`.
+    fn children_path(pid: libc::pid_t, buf: &mut [u8; 64]) -> &CStr {
+        let mut digits = [0u8; 12];
+        let mut n = pid.unsigned_abs();
+        let mut len = 0;
+        loop {
+            digits[len] = b'0' + (n % 10) as u8;
+            len += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
         }
-        let mut listed = 0;
+        let mut at = 0;
+        let mut put = |bytes: &[u8], buf: &mut [u8; 64]| {
+            buf[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        let mut number = [0u8; 12];
+        for (slot, d) in number.iter_mut().zip(digits[..len].iter().rev()) {
+            *slot = *d;
+        }
+        put(b"/proc/", buf);
+        put(&number[..len], buf);
+        put(b"/task/", buf);
+        put(&number[..len], buf);
+        put(b"/children\0", buf);
+        CStr::from_bytes_until_nul(&buf[..at]).unwrap_or(c"/proc/self/task/0/children")
+    }
+
+    /// Calls `each` with every pid listed in the file `list` (numbers separated by spaces, as
+    /// the kernel's `children` files are); whether the file could be opened.
+    unsafe fn read_pids(list: &CStr, mut each: impl FnMut(libc::pid_t)) -> bool {
+        // SAFETY: a valid C string.
+        let fd = unsafe { libc::open(list.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return false;
+        }
         let mut pid: libc::pid_t = 0;
         let mut buf = [0u8; 4096];
         loop {
@@ -456,50 +591,129 @@ mod supervisor {
             if n == 0 {
                 break;
             }
-            // Numbers separated by spaces; one may continue across two reads.
+            // A number may continue across two reads.
             for &b in &buf[..n] {
                 if b.is_ascii_digit() {
                     pid = pid.saturating_mul(10).saturating_add(libc::pid_t::from(b - b'0'));
                 } else if pid > 0 {
-                    // SAFETY: kill takes numbers.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                    listed += 1;
+                    each(pid);
                     pid = 0;
                 }
             }
         }
         if pid > 0 {
-            // SAFETY: as above.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            listed += 1;
+            each(pid);
         }
         // SAFETY: the descriptor opened above.
         unsafe { libc::close(fd) };
-        Some(listed)
+        true
     }
 
-    /// Ends everything: `sh`'s process group at once if `sh` still runs, then rounds of "kill
-    /// every child, wait for their orphans to come back", until no child is left or
-    /// [`END_WITHIN`] has passed. Returns how many processes other than `sh` died of SIGKILL.
-    unsafe fn end_all(command: libc::pid_t, status: &mut Option<libc::c_int>, signals: RawFd) -> usize {
+    /// Kills, with `SIGKILL`, every process listed in `list` but those in `skip`, and every
+    /// descendant of theirs that the `children` files list: each process's list is read before it
+    /// is killed, depth first, with a stack of 4,096 pids (deeper ones are left for the next
+    /// round, where they have come back to the subreaper as its children). `top` is called with
+    /// each pid of `list` killed. How many processes were killed; `None` when `list` cannot be
+    /// read (no `/proc`, or a kernel without `CONFIG_PROC_CHILDREN`).
+    ///
+    /// # Safety
+    /// Only system calls and stack buffers: usable after `fork`.
+    pub(super) unsafe fn kill_trees(
+        list: &CStr,
+        skip: &[libc::pid_t],
+        mut top: impl FnMut(libc::pid_t),
+    ) -> Option<usize> {
+        const DEPTH: usize = 4096;
+        let mut stack = [0 as libc::pid_t; DEPTH];
+        let mut len = 0;
+        // SAFETY: reads a file into stack buffers.
+        let listed = unsafe {
+            read_pids(list, |pid| {
+                if !skip.contains(&pid) && len < DEPTH {
+                    stack[len] = pid;
+                    len += 1;
+                    top(pid);
+                }
+            })
+        };
+        if !listed {
+            return None;
+        }
         let mut killed = 0;
+        let mut path = [0u8; 64];
+        while len > 0 {
+            len -= 1;
+            let pid = stack[len];
+            // SAFETY: reads a file into stack buffers.
+            unsafe {
+                read_pids(children_path(pid, &mut path), |child| {
+                    if len < DEPTH {
+                        stack[len] = child;
+                        len += 1;
+                    }
+                })
+            };
+            // SAFETY: kill takes numbers.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed += 1;
+        }
+        Some(killed)
+    }
+
+    /// Marks every descriptor from `first` on close-on-exec (`close_range` with
+    /// `CLOSE_RANGE_CLOEXEC`, Linux 5.11; or else one `fcntl` per number up to the descriptor
+    /// limit), so that `sh` starts with only stdin, stdout and stderr while std's exec-error pipe
+    /// still works until `exec`.
+    pub(super) fn close_on_exec_from(first: libc::c_uint) {
+        // SAFETY: close_range takes numbers and flags; no pointer.
+        let done = unsafe {
+            libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC)
+        } == 0;
+        if done {
+            return;
+        }
+        // SAFETY: getrlimit writes into a valid struct.
+        let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+        let max = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            limit.rlim_cur.min(65_536) as libc::c_int
+        } else {
+            1024
+        };
+        for fd in first as libc::c_int..max {
+            // SAFETY: fcntl on a number that may not be open fails harmlessly.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+    }
+
+    /// Ends everything: the command's cgroup at once where it has one, `sh`'s process group at
+    /// once if `sh` still runs, then rounds of "kill every child and its tree, wait for their
+    /// orphans to come back", until no child is left or [`END_WITHIN`] has passed; then the
+    /// cgroup is removed. Returns how many processes other than `sh` died of SIGKILL.
+    unsafe fn end_all(
+        command: libc::pid_t,
+        status: &mut Option<libc::c_int>,
+        signals: RawFd,
+        cgroup: Option<Raw>,
+    ) -> usize {
+        let mut killed = 0;
+        let start = now_ms();
+        let budget = END_WITHIN.as_millis() as u64;
         // SAFETY: plain system calls on this function's values.
         unsafe {
+            if let Some(cgroup) = cgroup {
+                cgroup.kill_all();
+            }
             if status.is_none() {
                 libc::kill(-command, libc::SIGKILL);
             }
-            let start = now();
             loop {
                 reap(command, status, &mut killed);
-                match kill_children() {
-                    Some(0) => break,
+                match kill_trees(c"/proc/thread-self/children", &[], |_| {}) {
+                    // Without the list, only `sh`'s group (and the cgroup) was reached.
+                    Some(0) | None => break,
                     Some(_) => {}
-                    None => {
-                        // Without the list, only `sh`'s group was reached.
-                        break;
-                    }
                 }
-                if now().saturating_sub(start) > END_WITHIN.as_millis() as u64 {
+                if now_ms().saturating_sub(start) > budget {
                     break;
                 }
                 // The killed children's deaths: their orphans are ours by then.
@@ -508,15 +722,10 @@ mod supervisor {
                 drain(signals);
             }
             reap(command, status, &mut killed);
+            if let Some(cgroup) = cgroup {
+                cgroup.remove_within(budget.saturating_sub(now_ms().saturating_sub(start)));
+            }
         }
         killed
-    }
-
-    /// Milliseconds of the monotonic clock.
-    fn now() -> u64 {
-        // SAFETY: clock_gettime writes into a valid timespec.
-        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        u64::try_from(ts.tv_sec).unwrap_or(0) * 1000 + u64::try_from(ts.tv_nsec).unwrap_or(0) / 1_000_000
     }
 }

@@ -44,6 +44,8 @@ use tokio::process::Command;
 
 pub mod background;
 #[cfg(target_os = "linux")]
+pub mod cgroup;
+#[cfg(target_os = "linux")]
 pub mod linux;
 #[cfg(target_os = "macos")]
 mod macos;

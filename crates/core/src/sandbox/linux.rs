@@ -4,7 +4,7 @@
 //!
 //! | mode | a command may write |
 //! |---|---|
-//! | `workspace-write` (default) | the workspace (`.git` included), the temp folders (`/tmp`, `/var/tmp`, `/dev/shm`, `$TMPDIR`) and the usual character devices (`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`, `/dev/tty`) |
+//! | `workspace-write` (default) | the workspace (`.git` included), the temp folders (`/tmp`, `/var/tmp`, `$TMPDIR`; not `/dev/shm`) and the usual character devices (`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`, `/dev/tty`) |
 //! | `read-only` | only those character devices |
 //!
 //! In both sandboxed modes a command also:
@@ -40,6 +40,7 @@
 use super::{Sandbox, SandboxMode};
 use std::io;
 use std::os::fd::AsFd;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use landlock::{
@@ -60,8 +61,28 @@ const ABI_SCOPES: i32 = 6;
 /// Character devices that every command may write, in every mode.
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
 
-/// Temp folders that `workspace-write` commands may write (plus `$TMPDIR`).
-const TEMP_FOLDERS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+/// Temp folders that `workspace-write` commands may write (plus `$TMPDIR`). Not `/dev/shm`: it
+/// holds other programs' live shared memory and semaphores (a browser's, a database's), which a
+/// command could read and change there.
+const TEMP_FOLDERS: &[&str] = &["/tmp", "/var/tmp"];
+
+/// Shared memory: never granted, even when `$TMPDIR` points into it.
+const SHARED_MEMORY: &str = "/dev/shm";
+
+/// The temp folders `workspace-write` commands may write, as real paths (a folder that does not
+/// exist is left out): `/tmp`, `/var/tmp` and `$TMPDIR` (unless it lies in `/dev/shm`).
+pub fn temp_folders() -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    for dir in TEMP_FOLDERS.iter().map(PathBuf::from).chain(crate::config::tmpdir()) {
+        if let Ok(real) = std::fs::canonicalize(&dir)
+            && !real.starts_with(SHARED_MEMORY)
+            && !found.contains(&real)
+        {
+            found.push(real);
+        }
+    }
+    found
+}
 
 /// Whether this kernel lists a process's children (`/proc/thread-self/children`, Linux 3.5 with
 /// `CONFIG_PROC_CHILDREN`, on in the major distributions' kernels), which the supervisor reads
@@ -92,7 +113,7 @@ pub fn seccomp_available() -> bool {
         // SAFETY: PR_GET_SECCOMP takes no pointer; it returns the mode, or -1 (EINVAL) when the
         // kernel is built without seccomp.
         let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-        mode >= 0 && seccomp::program().is_some()
+        mode >= 0 && seccomp::programs(true).is_some()
     })
 }
 
@@ -136,7 +157,17 @@ impl Sandbox {
                 .to_owned()
         });
         if self.mode == SandboxMode::Off {
-            return orphans.map(|o| format!("sandbox: {o}"));
+            // Root's commands keep CAP_SYS_ADMIN, which TIOCSTI needs on a terminal that is not
+            // theirs: they could answer `Allow? [y/N]` themselves. The harness, a subreaper,
+            // still ends what a command leaves when its call ends, but not while it runs.
+            let typing = harness_has_capabilities().then(|| {
+                "the sandbox is off and the harness has root's capabilities, so bash commands keep them: a \
+                 command can type into this terminal (TIOCSTI) while it runs, answer a prompt included, and \
+                 change anything on the system; run without --sandbox off, or as another user"
+                    .to_owned()
+            });
+            let lines: Vec<String> = typing.into_iter().chain(orphans).collect();
+            return (!lines.is_empty()).then(|| format!("sandbox: {}", lines.join("; ")));
         }
         if abi < 1 {
             return Some(
@@ -192,7 +223,7 @@ impl Sandbox {
         }
         Ok(Confinement {
             landlock: self.ruleset(ws)?,
-            seccomp: if self.denies_unix_sockets() { seccomp::program() } else { None },
+            seccomp: if seccomp_available() { seccomp::programs(self.denies_unix_sockets()) } else { None },
             drop_capabilities: harness_has_capabilities(),
         })
     }
@@ -219,9 +250,7 @@ impl Sandbox {
         }
         if self.mode == SandboxMode::WorkspaceWrite {
             created = created.add_rule(PathBeneath::new(ws.dir().as_fd(), writable))?;
-            let tmpdir = crate::config::tmpdir();
-            let temps = TEMP_FOLDERS.iter().map(std::path::PathBuf::from).chain(tmpdir);
-            for dir in temps {
+            for dir in temp_folders() {
                 if let Ok(fd) = PathFd::new(&dir) {
                     created = created.add_rule(PathBeneath::new(fd, writable))?;
                 }
@@ -237,7 +266,7 @@ impl Sandbox {
 #[derive(Default)]
 pub struct Confinement {
     landlock: Option<RulesetCreated>,
-    seccomp: Option<&'static seccompiler::BpfProgram>,
+    seccomp: Option<[&'static seccompiler::BpfProgram; 2]>,
     drop_capabilities: bool,
 }
 
@@ -266,7 +295,7 @@ impl Confinement {
         if let Some(ruleset) = self.landlock.take() {
             ruleset.restrict_self().map_err(|_| io::Error::from(io::ErrorKind::PermissionDenied))?;
         }
-        if let Some(program) = self.seccomp.take() {
+        for program in self.seccomp.take().into_iter().flatten() {
             seccompiler::apply_filter(program)
                 .map_err(|_| io::Error::from(io::ErrorKind::PermissionDenied))?;
         }
@@ -315,8 +344,20 @@ fn drop_all_capabilities() -> io::Result<()> {
     Ok(())
 }
 
-/// The seccomp program: `socket(AF_UNIX, …)` and `io_uring_setup` fail with `EPERM`; every other
-/// system call is allowed. Built once, with `seccompiler`.
+/// The seccomp programs, built once each with `seccompiler`; every system call not named here is
+/// allowed:
+/// - **always** (both sandboxed modes): no set-user-ID or set-group-ID bit on any file. `chmod`,
+///   `fchmod`, `fchmodat`, `fchmodat2`, and the file-creating calls whose mode argument the bits
+///   can ride in (`open`/`openat` with `O_CREAT` or `O_TMPFILE`, `creat`, `mkdir`, `mkdirat`,
+///   `mknod`, `mknodat`) fail with `EPERM` when the mode holds `S_ISUID` or `S_ISGID`; `openat2`,
+///   whose mode sits in a structure a filter cannot read, fails with `ENOSYS`, so the C library
+///   falls back to `openat`. No key of the kernel's keyrings: `keyctl`, `add_key` and
+///   `request_key` fail with `EPERM` (the user's and session keyrings hold other programs' keys).
+/// - **without unix sockets** (the default): `socket(AF_UNIX, …)` and `io_uring_setup` (a ring
+///   creates sockets without the `socket` call) fail with `EPERM`, and so does `socketpair` of
+///   any type but `SOCK_STREAM` and `SOCK_SEQPACKET`: a datagram pair can `sendto` any named
+///   datagram socket on the machine (syslog, journald); a stream or seqpacket pair reaches only
+///   its other end.
 mod seccomp {
     use std::collections::BTreeMap;
     use std::sync::OnceLock;
@@ -331,6 +372,10 @@ mod seccomp {
     #[cfg(target_arch = "x86_64")]
     const X32: i64 = 0x4000_0000;
 
+    /// `fchmodat2` (Linux 6.6): the same number on every architecture, which not every `libc`
+    /// release names.
+    const SYS_FCHMODAT2: i64 = 452;
+
     /// The architecture's target, where `seccompiler` knows its system calls.
     fn arch() -> Option<TargetArch> {
         match std::env::consts::ARCH {
@@ -341,29 +386,114 @@ mod seccomp {
         }
     }
 
-    /// The compiled program, or `None` on an architecture `seccompiler` does not know. A process
-    /// of another architecture (a 32-bit program) is killed by the filter's architecture check.
-    pub(super) fn program() -> Option<&'static BpfProgram> {
-        static PROGRAM: OnceLock<Option<BpfProgram>> = OnceLock::new();
-        PROGRAM.get_or_init(|| build().ok()).as_ref()
+    /// The compiled programs for a command, in the order they are applied: the `EPERM` one (with
+    /// the unix-socket rules when `deny_unix_sockets`) and the `ENOSYS` one. `None` on an
+    /// architecture `seccompiler` does not know. A process of another architecture (a 32-bit
+    /// program) is killed by the filters' architecture check.
+    pub(super) fn programs(deny_unix_sockets: bool) -> Option<[&'static BpfProgram; 2]> {
+        static WITH: OnceLock<Option<BpfProgram>> = OnceLock::new();
+        static WITHOUT: OnceLock<Option<BpfProgram>> = OnceLock::new();
+        static NOSYS: OnceLock<Option<BpfProgram>> = OnceLock::new();
+        let cell = if deny_unix_sockets { &WITH } else { &WITHOUT };
+        let eperm = cell.get_or_init(|| build_eperm(deny_unix_sockets).ok()).as_ref()?;
+        let nosys = NOSYS.get_or_init(|| build_nosys().ok()).as_ref()?;
+        Some([eperm, nosys])
     }
 
-    fn build() -> Result<BpfProgram, seccompiler::BackendError> {
-        let arch = arch().ok_or(seccompiler::BackendError::InvalidTargetArch("unknown".into()))?;
-        let unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?;
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        let mut calls =
-            vec![(libc::SYS_socket, vec![SeccompRule::new(vec![unix])?]), (libc::SYS_io_uring_setup, vec![])];
+    type Rules = Vec<(i64, Vec<SeccompRule>)>;
+
+    /// `arg & mask == value` on the 32-bit argument `arg`.
+    fn masked(arg: u8, mask: u64, value: u64) -> Result<SeccompCondition, seccompiler::BackendError> {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(mask), value)
+    }
+
+    /// Rules that match when the mode in argument `mode` holds a set-user-ID or set-group-ID bit,
+    /// each also requiring `extra` (for `open`'s flags).
+    fn special_mode(
+        mode: u8,
+        extra: &[SeccompCondition],
+    ) -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+        [libc::S_ISUID, libc::S_ISGID]
+            .into_iter()
+            .map(|bit| {
+                let mut conditions = extra.to_vec();
+                conditions.push(masked(mode, u64::from(bit), u64::from(bit))?);
+                SeccompRule::new(conditions)
+            })
+            .collect()
+    }
+
+    /// `open`-like rules: flags in argument `flags` create a file (`O_CREAT`, or `O_TMPFILE`'s own
+    /// bit) and the mode in `mode` holds a special bit. Without a creating flag the mode is not
+    /// used (and may be anything), so it is not looked at.
+    fn creating_special(flags: u8, mode: u8) -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+        // O_TMPFILE is its own bit together with O_DIRECTORY; the bit alone marks it.
+        let tmpfile = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u64;
+        let mut rules = special_mode(mode, &[masked(flags, libc::O_CREAT as u64, libc::O_CREAT as u64)?])?;
+        rules.extend(special_mode(mode, &[masked(flags, tmpfile, tmpfile)?])?);
+        Ok(rules)
+    }
+
+    fn build_eperm(deny_unix_sockets: bool) -> Result<BpfProgram, seccompiler::BackendError> {
+        let mut calls: Rules = vec![
+            (libc::SYS_fchmod, special_mode(1, &[])?),
+            (libc::SYS_fchmodat, special_mode(2, &[])?),
+            (SYS_FCHMODAT2, special_mode(2, &[])?),
+            (libc::SYS_mkdirat, special_mode(2, &[])?),
+            (libc::SYS_mknodat, special_mode(2, &[])?),
+            (libc::SYS_openat, creating_special(2, 3)?),
+            (libc::SYS_keyctl, vec![]),
+            (libc::SYS_add_key, vec![]),
+            (libc::SYS_request_key, vec![]),
+        ];
+        // The older calls that AArch64 and RISC-V never had.
         #[cfg(target_arch = "x86_64")]
-        {
-            let x32: Vec<_> = calls.iter().map(|(nr, r)| (nr | X32, r.clone())).collect();
-            calls.extend(x32);
+        calls.extend([
+            (libc::SYS_chmod, special_mode(1, &[])?),
+            (libc::SYS_creat, special_mode(1, &[])?),
+            (libc::SYS_mkdir, special_mode(1, &[])?),
+            (libc::SYS_mknod, special_mode(1, &[])?),
+            (libc::SYS_open, creating_special(1, 2)?),
+        ]);
+        if deny_unix_sockets {
+            let unix =
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?;
+            // The type's low four bits: every type but SOCK_STREAM and SOCK_SEQPACKET (the flags
+            // above them, such as SOCK_CLOEXEC, do not matter). A seqpacket end drops the address
+            // `sendto` gives it, so it reaches only its pair; Rust's std (and so cargo) uses one
+            // to pass a pidfd.
+            let not_stream = (0..16u64)
+                .filter(|t| *t != libc::SOCK_STREAM as u64 && *t != libc::SOCK_SEQPACKET as u64)
+                .map(|t| SeccompRule::new(vec![masked(1, 0xf, t)?]))
+                .collect::<Result<Vec<_>, _>>()?;
+            calls.extend([
+                (libc::SYS_socket, vec![SeccompRule::new(vec![unix])?]),
+                (libc::SYS_socketpair, not_stream),
+                (libc::SYS_io_uring_setup, vec![]),
+            ]);
         }
-        for (nr, rule) in calls {
-            rules.insert(nr, rule);
-        }
-        let filter =
-            SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)?;
+        compile(calls, libc::EPERM)
+    }
+
+    fn build_nosys() -> Result<BpfProgram, seccompiler::BackendError> {
+        compile(vec![(libc::SYS_openat2, vec![])], libc::ENOSYS)
+    }
+
+    /// One filter: the `calls` (also under their x32 numbers on x86-64) fail with `errno`.
+    fn compile(calls: Rules, errno: i32) -> Result<BpfProgram, seccompiler::BackendError> {
+        let arch = arch().ok_or(seccompiler::BackendError::InvalidTargetArch("unknown".into()))?;
+        #[cfg(target_arch = "x86_64")]
+        let calls: Rules = {
+            let x32: Rules = calls.iter().map(|(nr, r)| (nr | X32, r.clone())).collect();
+            calls.into_iter().chain(x32).collect()
+        };
+        let rules: BTreeMap<i64, Vec<SeccompRule>> = calls.into_iter().collect();
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno.unsigned_abs()),
+            arch,
+        )?;
         filter.try_into()
     }
 }

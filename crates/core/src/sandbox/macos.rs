@@ -28,6 +28,25 @@ use crate::workspace::Workspace;
 /// `/private/tmp`), plus `$TMPDIR` and the user's temp folder.
 const TEMP_FOLDERS: [&str; 2] = ["/private/tmp", "/private/var/tmp"];
 
+/// The temp folders `workspace-write` commands may write, as real paths (a folder that does not
+/// exist is left out): `/private/tmp`, `/private/var/tmp`, `$TMPDIR` and the user's temp folder.
+pub fn temp_folders() -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    let temps = TEMP_FOLDERS
+        .iter()
+        .map(PathBuf::from)
+        .chain(crate::config::tmpdir())
+        .chain(confstr_path(libc::_CS_DARWIN_USER_TEMP_DIR));
+    for dir in temps {
+        if let Ok(real) = std::fs::canonicalize(&dir)
+            && !found.contains(&real)
+        {
+            found.push(real);
+        }
+    }
+    found
+}
+
 /// Whether `/usr/bin/sandbox-exec` is there (it is on every macOS since 10.5), asked once.
 fn sandbox_exec_present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
@@ -112,16 +131,9 @@ impl Sandbox {
             let root = rustix::fs::getpath(ws.dir())
                 .map_err(|e| format!("cannot tell where the workspace folder is now: {e}"))?;
             writable.push(PathBuf::from(OsStr::from_bytes(root.to_bytes())));
-            let temps = TEMP_FOLDERS
-                .iter()
-                .map(PathBuf::from)
-                .chain(crate::config::tmpdir())
-                .chain(confstr_path(libc::_CS_DARWIN_USER_TEMP_DIR));
-            for dir in temps {
-                // Seatbelt compares real paths; a folder that does not exist is left out.
-                if let Ok(real) = std::fs::canonicalize(&dir)
-                    && !writable.contains(&real)
-                {
+            // Seatbelt compares real paths, which these are.
+            for real in temp_folders() {
+                if !writable.contains(&real) {
                     writable.push(real);
                 }
             }

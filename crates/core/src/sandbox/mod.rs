@@ -4,7 +4,7 @@
 //!
 //! | mode | a command may write |
 //! |---|---|
-//! | `workspace-write` (default) | the workspace (`.git` included), the temp folders and the usual character devices (`/dev/null`, `/dev/zero`, `/dev/random`, `/dev/urandom`, …) |
+//! | `workspace-write` (default) | the workspace (`.git` included), the temp folders (not `/dev/shm`) and the usual character devices (`/dev/null`, `/dev/zero`, `/dev/random`, `/dev/urandom`, …) |
 //! | `read-only` | only those character devices |
 //! | `off` | anything the user can (no sandbox) |
 //!
@@ -31,9 +31,9 @@ mod macos;
 pub mod seatbelt;
 
 #[cfg(target_os = "linux")]
-pub use linux::{Confinement, children_listed, kernel_abi, seccomp_available};
+pub use linux::{Confinement, children_listed, kernel_abi, seccomp_available, temp_folders};
 #[cfg(target_os = "macos")]
-pub use macos::Confinement;
+pub use macos::{Confinement, temp_folders};
 
 /// What `bash` commands may write: `--sandbox read-only|workspace-write|off`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
