@@ -21,4 +21,5 @@ mod s06;
 mod s07;
 mod s08;
 mod s09;
+mod s17;
 mod stream;
