@@ -22,4 +22,5 @@ mod s07;
 mod s08;
 mod s09;
 mod s10;
+mod s17;
 mod stream;

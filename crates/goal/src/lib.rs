@@ -28,6 +28,8 @@
 //! | [`controller`] | the goal's state, its status text, events and the decision after a turn | `GoalController`, `GoalState`, `StopDecision` |
 //! | [`evaluator`] | the evaluator's prompts, request and the strict check of its JSON | `PromptGoalEvaluator`, `_parse_json_object` |
 //! | [`transcript`] | the conversation as the evaluator reads it, cut to 24,000 characters | `transcript_text`, `_plain_content` |
+//! | [`hook`] | the goal as the loop's `Stop` hook: the evaluation, the continuation, the `[goal]` line | the `Stop` hook in `_run_query` |
+//! | [`session`] | one submission: `/goal` lines, the turn, its status | `AgentSession.submit`, `SessionResult` |
 //! | [`kernel`] | s17's own kernel: the worker's SYSTEM, the tool texts, the repository rule | `AgentSession`, `TOOLS`, `_permission_hook` |
 //!
 //! The decision is a pure function of the goal's state and the evaluator's answer
@@ -41,7 +43,9 @@
 pub mod command;
 pub mod controller;
 pub mod evaluator;
+pub mod hook;
 pub mod kernel;
+pub mod session;
 pub mod transcript;
 
 pub use command::{CLEAR_ALIASES, GoalCommand};

@@ -389,3 +389,219 @@ fn test_goal_loop_keeps_the_s04_base_tools_and_permission_hook() {
     let absolute = tool_call(&map, "t3", "read_file", json!({"path": "/etc/hostname"}));
     assert!(matches!(hooks.pre_tool_use(&absolute), Decision::Block(_)));
 }
+
+// The course's tests of the session: the loop with the goal as its Stop hook, the worker on a
+// scripted model, the evaluator recording what it was shown.
+
+mod session {
+    use super::*;
+    use agent_core::agent::Agent;
+    use agent_core::messages::{MessagesResponse, Role};
+    use agent_core::test_util::tool_uses;
+    use agent_core::tools::{self, ToolOptions};
+    use agent_core::workspace::Workspace;
+    use goal::hook::{BackgroundRunning, GoalHandle, GoalHook, no_background};
+    use goal::session::{SessionResult, submit, submit_background_result};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    struct Session {
+        agent: Agent,
+        history: Vec<Message>,
+        goal: GoalHandle,
+        worker: Arc<ScriptedModel>,
+        calls: Calls,
+        runtime: tokio::runtime::Runtime,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Session {
+        fn new(
+            responses: Vec<MessagesResponse>,
+            evaluations: Vec<GoalEvaluation>,
+            block_cap: u32,
+            background: BackgroundRunning,
+        ) -> Self {
+            let dir = tempfile::tempdir().expect("a temp dir");
+            let ws = Workspace::new(dir.path()).expect("a workspace");
+            let worker = Arc::new(ScriptedModel::new(responses));
+            let (evaluator, calls) = RecordingEvaluator::new(evaluations);
+            let controller = GoalController::new(evaluator, block_cap).expect("a cap");
+            let hook = GoalHook::new(controller, background);
+            let goal = hook.handle();
+            let agent = Agent::builder(worker.clone(), "worker-model")
+                .system(goal::kernel::WORKER_SYSTEM)
+                .tools(tools::all(&ws, &ToolOptions::default().s17()))
+                .extension(hook)
+                .max_stop_continuations(block_cap)
+                .build();
+            let runtime =
+                tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+            Self { agent, history: Vec::new(), goal, worker, calls, runtime, _dir: dir }
+        }
+
+        fn submit(&mut self, text: &str) -> SessionResult {
+            let Self { agent, history, goal, runtime, .. } = self;
+            runtime.block_on(submit(agent, history, goal, text)).expect("a result")
+        }
+
+        fn goal_active(&self) -> bool {
+            self.runtime.block_on(self.goal.with(|c| c.active.is_some()))
+        }
+
+        fn evaluator_calls(&self) -> Vec<(String, Vec<Message>)> {
+            self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+        }
+    }
+
+    fn user_texts(history: &[Message]) -> Vec<String> {
+        history.iter().filter(|m| m.role == Role::User).map(|m| goal::plain_content(&m.content)).collect()
+    }
+
+    #[test]
+    fn test_unmet_goal_continues_automatically_until_achieved() {
+        let mut session = Session::new(
+            vec![text("I changed the implementation."), text("pytest now exits with code 0.")],
+            vec![
+                GoalEvaluation::new(false, "No test result appears in the conversation."),
+                GoalEvaluation::new(true, "The latest turn reports the required test result."),
+            ],
+            8,
+            no_background(),
+        );
+
+        let result = session.submit("/goal pytest exits with code 0");
+
+        assert_eq!(result.status, "achieved");
+        assert!(!session.goal_active());
+        assert_eq!(session.worker.requests().len(), 2);
+        assert_eq!(session.evaluator_calls().len(), 2);
+        assert!(user_texts(&session.history).iter().any(|t| t.contains("No test result appears")));
+        assert_eq!(user_texts(&session.history)[0], "pytest exits with code 0");
+    }
+
+    #[test]
+    fn test_worker_tool_result_reaches_the_goal_evaluator() {
+        let mut session = Session::new(
+            vec![
+                tool_uses(&[("tool-1", "bash", json!({"command": "printf passed"}))]),
+                text("The command exited successfully."),
+            ],
+            vec![GoalEvaluation::new(true, "The conversation contains exit_code=0.")],
+            8,
+            no_background(),
+        );
+
+        let result = session.submit("/goal the verification command exits with code 0");
+
+        assert_eq!(result.status, "achieved");
+        let requests = session.worker.requests();
+        assert_eq!(requests.len(), 2);
+        let names: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["bash", "read_file", "write_file", "edit_file", "glob"]);
+        let (_condition, messages) = &session.evaluator_calls()[0];
+        assert!(messages.iter().any(|m| goal::plain_content(&m.content).contains("exit_code=0\npassed")));
+    }
+
+    #[test]
+    fn test_evaluator_receives_the_conversation_without_origin_filtering() {
+        let mut session = Session::new(
+            vec![text("tests passed")],
+            vec![GoalEvaluation::new(true, "The transcript contains a passing test result.")],
+            8,
+            no_background(),
+        );
+
+        session.submit("/goal tests pass");
+
+        let (_condition, messages) = &session.evaluator_calls()[0];
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.role == Role::Assistant && goal::plain_content(&m.content) == "tests passed")
+        );
+    }
+
+    #[test]
+    fn test_background_result_reenters_the_same_goal_loop() {
+        let running = Arc::new(AtomicBool::new(true));
+        let flag = running.clone();
+        let mut session = Session::new(
+            vec![
+                text("The background test is still running."),
+                text("The background result says pytest passed."),
+            ],
+            vec![GoalEvaluation::new(true, "The completion notification contains a passing result.")],
+            8,
+            Arc::new(move || flag.load(Ordering::SeqCst)),
+        );
+
+        let deferred = session.submit("/goal pytest exits with code 0");
+        assert_eq!(deferred.status, "defer");
+        assert!(session.evaluator_calls().is_empty());
+
+        running.store(false, Ordering::SeqCst);
+        let Session { agent, history, goal, runtime, .. } = &mut session;
+        let completed = runtime
+            .block_on(submit_background_result(agent, history, goal, "pytest: 12 passed; exit_code=0"))
+            .expect("a result");
+
+        assert_eq!(completed.status, "achieved");
+        assert_eq!(session.worker.requests().len(), 2);
+        assert_eq!(session.evaluator_calls().len(), 1);
+        assert!(user_texts(&session.history).iter().any(|t| t.contains("Background task completed")));
+    }
+
+    #[test]
+    fn test_block_cap_returns_control_but_keeps_goal_active() {
+        let mut session = Session::new(
+            vec![text("attempt one"), text("attempt two"), text("attempt three")],
+            vec![
+                GoalEvaluation::new(false, "missing result 1"),
+                GoalEvaluation::new(false, "missing result 2"),
+                GoalEvaluation::new(false, "missing result 3"),
+            ],
+            2,
+            no_background(),
+        );
+
+        let result = session.submit("/goal impossible for now");
+
+        assert_eq!(result.status, "limit");
+        assert!(session.goal_active());
+        assert_eq!(session.worker.requests().len(), 3);
+    }
+
+    /// The course's `test_clear_aliases`, through the session: nothing reaches the model.
+    #[test]
+    fn clear_aliases_through_the_session_send_nothing() {
+        for alias in CLEAR_ALIASES {
+            let mut session = Session::new(Vec::new(), Vec::new(), 8, no_background());
+            session.runtime.block_on(session.goal.with(|c| c.set_goal("tests pass", 0))).expect("a goal");
+
+            let result = session.submit(&format!("/goal {alias}"));
+
+            assert_eq!(
+                (result.status.as_str(), result.text.as_str()),
+                ("cleared", "Goal cleared: tests pass")
+            );
+            assert!(!session.goal_active());
+            assert!(session.worker.requests().is_empty());
+        }
+    }
+
+    /// Beyond the course: an over-long goal is an error the session survives, and `/goal` shows
+    /// the status without a model call.
+    #[test]
+    fn an_over_long_goal_is_refused_and_the_session_goes_on() {
+        let mut session = Session::new(vec![text("hi")], Vec::new(), 8, no_background());
+        let Session { agent, history, goal, runtime, .. } = &mut session;
+        let error = runtime.block_on(submit(agent, history, goal, &format!("/goal {}", "x".repeat(4001))));
+        assert_eq!(
+            error.map_err(|e| e.to_string()),
+            Err("goal condition cannot exceed 4000 characters".into())
+        );
+        assert_eq!(session.submit("/goal").text, "No goal set");
+        assert_eq!(session.submit("hello").status, "allow");
+        assert_eq!(session.worker.requests().len(), 1);
+    }
+}
