@@ -1,6 +1,6 @@
 //! One submission of s17's session (course s17: `AgentSession.submit`,
 //! `submit_background_result`): a `/goal` line is answered or turned into the goal and its
-//! prompt, anything else is a prompt, and the loop runs with [`GoalHook`] as its `Stop` hook.
+//! prompt, anything else is a prompt, and the loop runs with [`GoalHook`](crate::hook::GoalHook) as its `Stop` hook.
 //!
 //! | typed | what happens | status |
 //! |---|---|---|
