@@ -90,12 +90,8 @@ impl GoalEvaluator for PromptGoalEvaluator {
 /// (`{"completion_condition": …, "conversation": …}`, written as Python's `json.dumps` with
 /// `ensure_ascii=False`), then what to decide and the shape of the answer.
 pub fn evaluator_prompt(condition: &str, transcript: &str) -> String {
-    // Both values are strings; serde_json escapes a string as Python does without ensure_ascii.
-    let payload = format!(
-        "{{\"completion_condition\": {}, \"conversation\": {}}}",
-        Value::String(condition.to_owned()),
-        Value::String(transcript.to_owned())
-    );
+    let data = serde_json::json!({"completion_condition": condition, "conversation": transcript});
+    let payload = pyjson::dumps_with(&data, pyjson::Options { indent: None, ensure_ascii: false });
     format!(
         "Input data (JSON):\n{payload}\n\n\
 Decide whether completion_condition is satisfied by evidence in conversation.\n\

@@ -76,39 +76,7 @@ fn trim_middle(item: &str, chars: usize, max: usize) -> String {
 /// `value` as Python's `json.dumps(value, ensure_ascii=False)` writes it: `", "` between items
 /// and `": "` after keys, characters as they are, keys in their order.
 fn python_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_python_json(&mut out, value);
-    out
-}
-
-fn write_python_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_python_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push_str(": ");
-                write_python_json(out, item);
-            }
-            out.push('}');
-        }
-        // Strings are escaped as Python escapes them without ensure_ascii (`"`, `\`, and control
-        // characters, in lower-case hex); numbers, booleans and null read the same.
-        scalar => out.push_str(&scalar.to_string()),
-    }
+    pyjson::dumps_with(value, pyjson::Options { indent: None, ensure_ascii: false })
 }
 
 #[cfg(test)]
