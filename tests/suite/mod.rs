@@ -24,4 +24,5 @@ mod s09;
 mod s10;
 mod s11;
 mod s12;
+mod s17;
 mod stream;
