@@ -553,7 +553,8 @@ async fn run_async<H: IntoComposed>(
     let session = async move {
         let mut history = Vec::new();
         if let Some(run) = demo {
-            return run_demo(&chapter, &mut agent, &terminal, &commands, run, keep, (&mut queue, &gate)).await;
+            return run_demo(&chapter, &mut agent, &terminal, &commands, run, keep, (&mut queue, &gate))
+                .await;
         }
         if let Some(prompt) = &prompt {
             let served = Served {
