@@ -54,9 +54,9 @@
 //! this check is what guards the workspace's own files, `.env` and `.git`.
 
 pub mod classify;
+pub mod grammar;
 pub mod known;
 pub mod session;
-pub mod tokenize;
 
 use crate::approve::Question;
 use crate::dispatch::{Subject, ToolCall};
@@ -64,10 +64,11 @@ use crate::workspace::Workspace;
 
 pub use crate::tools::bash::deny::{DENY_LIST, deny_list_match};
 pub use classify::{
-    DELETE_COMMANDS, Finding, Surroundings, Unknown, classify, command_key, judge, steering_file,
+    DELETE_COMMANDS, Finding, REPOSITORY_NAMES, Surroundings, Unknown, classify, command_key, judge,
+    repository_file, steering_file,
 };
+pub use grammar::{MAX_COMMAND_LEN, MAX_NESTING, Redirect, Script, SimpleCommand, Unread, parse};
 pub use session::{Allowance, AlwaysAllowed, SessionApprover, Source};
-pub use tokenize::{MAX_NESTING, Redirect, Script, SimpleCommand, TokenizeError, parse, tokenize};
 
 /// Says whether a shell command needs the user's "yes", and why, judged without a workspace:
 /// every path is taken to exist ([`Unknown`]). `Some(reason)`, a short English phrase such as
@@ -174,7 +175,19 @@ pub fn check_tool_call(call: &ToolCall, ws: &dyn Surroundings) -> Verdict {
                     format!("{path}, a link to {} ({})", resolved.unwrap_or_default(), call.name),
                     Vec::new(),
                 )),
-                (None, None) => Verdict::Allow,
+                (None, None) => {
+                    let relative = resolved.clone().unwrap_or_else(|| path.clone());
+                    match repository_file(&relative, ws) {
+                        Some(folder) => Verdict::Ask(Question::new(
+                            format!(
+                                "Writes a name git reads at the root of a bare repository, in {folder}, which has no .git (its config can make git run commands)"
+                            ),
+                            format!("{path} ({})", call.name),
+                            Vec::new(),
+                        )),
+                        None => Verdict::Allow,
+                    }
+                }
             }
         }
         Subject::Path(_) | Subject::PathPattern { .. } | Subject::Text(_) | Subject::Nothing => {
