@@ -1,7 +1,9 @@
 //! The classifier: why a shell command needs a "yes" before it runs.
 //!
-//! [`judge`] reads the command through the [tokeniser](mod@super::tokenize) and lists every
-//! [`Finding`]; no finding means the command runs unasked. The rule (ours, stricter than the
+//! [`judge`] reads the command with the [bash grammar](mod@super::grammar) and lists every
+//! [`Finding`]; no finding means the command runs unasked. A command the grammar does not read
+//! in full (an expansion, a substitution, a function, a compound command, bash-only syntax, a
+//! syntax error) gives one finding that names what it holds. The rule (ours, stricter than the
 //! course's): a command runs unasked only when **every program in it is on the list of known
 //! programs** ([`known`](mod@super::known)) with arguments under which it only reads, or only
 //! writes new files inside the workspace, and when every redirection does the same. So it asks
@@ -13,10 +15,10 @@
 //!   known when it runs (`sort $f`, `git diff *.rs`: a file named `--output=v` is an option);
 //! - the course's **destructive words** (`rm`, `rmdir`, `unlink`, `shred`, `del`, …), by command
 //!   word, wherever they stand (`echo hi && rm x`, `sh -c 'rm x'`, `nice rm x`);
-//! - anything it **cannot read**: a command or process substitution, a variable, glob or brace in
-//!   command position, `eval`, `source`, `alias`, `trap`, a shell reading standard input, a
-//!   here-document or a script file (`sh /dev/stdin <<E`), an arithmetic expansion bash would
-//!   evaluate (`${a[f]}`), a command that cannot be parsed;
+//! - anything it **cannot read**: whatever the grammar refuses, a glob or brace in command
+//!   position, `eval`, `source`, `alias`, `trap`, a shell reading standard input, a here-document
+//!   or a script file (`sh /dev/stdin <<E`), a command word that only arrives when it runs (`echo
+//!   rm v | xargs env`);
 //! - a **variable** a program could take code from (`PATH=…`, `BASH_ENV=…`, `LD_PRELOAD=…`;
 //!   see [`known::HARMLESS_VARIABLES`]);
 //! - a **write** that is not a new file inside the workspace: a redirection onto a file that
@@ -1196,41 +1198,16 @@ impl<'a> State<'a> {
     /// `test` and `[`: bash evaluates the name after `-v` (and `-R`) as arithmetic, so those
     /// ask, and so does an operator that is only known when it runs.
     fn test(&mut self, name: &str, w: Words<'_>) {
-        let mut n = w.args().len();
-        if name == "[" && w.args().last().is_some_and(|a| a == "]") {
-            n -= 1;
+        let args = w.args();
+        if args.iter().any(|a| a == "-v" || a == "-R") {
+            return self.push(
+                None,
+                format!("'{name} -v' makes bash evaluate a name, where a value can run a command"),
+            );
         }
-        let a = w.from(1).take(n);
-        let literal = |i: usize| if a.unknown(i).is_none() { a.get(i) } else { None };
-        for i in 0..n {
-            if matches!(literal(i), Some("-v" | "-R"))
-                || literal(i).is_some_and(|t| t.contains("$(") || t.contains('`'))
-            {
-                return self.push(
-                    None,
-                    format!("'{name} -v' makes bash evaluate a name, where a value can run a command"),
-                );
-            }
-        }
-        if (0..n).all(|i| a.unknown(i).is_none()) {
-            return;
-        }
-        const BINARY: &[&str] =
-            &["=", "==", "!=", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", "<", ">"];
-        let operand = |i: usize| !a.splits(i);
-        let fine = match n {
-            1 => operand(0),
-            2 => literal(0).is_some_and(|o| o.starts_with('-') || o == "!") && operand(1),
-            3 => {
-                (literal(1).is_some_and(|o| BINARY.contains(&o)) && operand(0) && operand(2))
-                    || (literal(0) == Some("!")
-                        && literal(1).is_some_and(|o| o.starts_with('-'))
-                        && operand(2))
-            }
-            _ => false,
-        };
-        if !fine {
-            self.push(None, format!("'{name}' gets an operator that is only known when it runs"));
+        // The grammar lets through no variable; a glob could still become an operator.
+        if let Some(reason) = w.args_unknown() {
+            self.push(None, format!("'{name}': {reason}"));
         }
     }
 
@@ -1999,7 +1976,7 @@ pub fn steering_file(path: &str) -> Option<&'static str> {
     if *name == ".env" || name.starts_with(".env.") {
         return Some("which sets the endpoint and key of the next session");
     }
-    if parts.iter().any(|p| *p == ".memory") {
+    if parts.contains(&".memory") {
         return Some("which s09 recalls into the system prompt of the next session");
     }
     let git = parts.iter().position(|p| *p == ".git")?;

@@ -647,10 +647,3 @@ fn literal(text: &str) -> Result<Literal, Unread> {
     }
     Ok(w)
 }
-
-#[cfg(test)]
-pub(crate) fn sexp(command: &str) -> String {
-    let mut parser = Parser::new();
-    let _ = parser.set_language(&tree_sitter_bash::LANGUAGE.into());
-    parser.parse(command, None).map(|t| t.root_node().to_sexp()).unwrap_or_default()
-}

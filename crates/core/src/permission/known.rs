@@ -155,7 +155,8 @@ pub const JUDGED: &[(&str, &str)] = &[
 
 /// Wrappers: each runs the command after its own options, which is then judged in its place
 /// (`timeout 5 rm v` asks as `rm v` does). `xargs` and `find -exec` give that command arguments
-/// only known when it runs, so it must be a reader.
+/// only known when it runs, so it must be a reader; a wrapper left without a command there (`echo
+/// rm v | xargs env`) gets its command when it runs, and asks.
 pub const WRAPPERS: &[&str] = &[
     "env", "nice", "nohup", "timeout", "stdbuf", "time", "command", "builtin", "exec", "xargs", "setsid",
     "ionice", "taskset", "flock",

@@ -94,13 +94,3 @@ fn a_long_command_is_refused_at_once() {
     let under = format!("echo {}", "[".repeat(MAX_COMMAND_LEN - 10));
     assert!(parse(&under).is_ok() || parse(&under).is_err());
 }
-
-#[test]
-fn scratch_show() {
-    for c in std::env::var("SHOW").unwrap_or_default().split("@@") {
-        if c.is_empty() {
-            continue;
-        }
-        eprintln!("{c:?}\n  {}\n  {:?}", super::grammar::sexp(c), parse(c));
-    }
-}

@@ -758,6 +758,35 @@ fn check_tool_call_verdicts() {
             ),
         ),
         ("read .env", call("read_file", json!({"path": ".env"})), Verdict::Allow),
+        (
+            "write a memory, recalled into the next session's system prompt",
+            call("write_file", json!({"path": ".memory/prefers.md", "content": "x"})),
+            ask(
+                "Writes a file that steers later runs (which s09 recalls into the system prompt of the next session)",
+                ".memory/prefers.md (write_file)",
+            ),
+        ),
+        (
+            "a bare repository's name in a folder without .git",
+            call("write_file", json!({"path": "sub/HEAD", "content": "ref: refs/heads/main"})),
+            ask(
+                "Writes a name git reads at the root of a bare repository, in sub, which has no .git (its config can make git run commands)",
+                "sub/HEAD (write_file)",
+            ),
+        ),
+        (
+            "under refs/ in a folder without .git",
+            call("edit_file", json!({"path": "dir/refs/heads/x", "old_text": "a", "new_text": "b"})),
+            ask(
+                "Writes a name git reads at the root of a bare repository, in dir, which has no .git (its config can make git run commands)",
+                "dir/refs/heads/x (edit_file)",
+            ),
+        ),
+        (
+            "HEAD beside the workspace's own .git",
+            call("write_file", json!({"path": "HEAD", "content": "x"})),
+            Verdict::Allow,
+        ),
         ("other tools", call("todo_write", json!({"todos": []})), Verdict::Allow),
     ];
     for (name, block, expected) in rows {
