@@ -33,9 +33,10 @@
 //! "Exists" is asked of the workspace ([`Surroundings`]); a path that an earlier command of the
 //! same line mentions, or any path after a `cd`, is taken to exist, so `mv v x; > x` still asks.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
-use super::grammar::{MAX_NESTING, SimpleCommand, Unread, parse};
+use super::grammar::{MAX_NESTING, Script, SimpleCommand, Unread, parse};
 use super::known::{self, Entry, GIT_READS, SUBCOMMAND_PROGRAMS, SYSTEM_DIRS, harmless_variable};
 
 /// What the classifier asks of the workspace. Paths are as the command gives them, relative to
@@ -96,9 +97,10 @@ pub fn judge(command: &str, ws: &dyn Surroundings) -> Vec<Finding> {
     // Two passes: the commands of a pipeline or of `&` run at the same time, so a link that a
     // later command makes may already be there when an earlier one writes. The first pass
     // finds every path `ln` or `cp` makes anywhere in the line; the second judges with them.
-    let mut first = State::new(ws, HashSet::new());
+    let parsed = RefCell::new(HashMap::new());
+    let mut first = State::new(ws, &parsed, HashSet::new());
     first.script(command, 0);
-    let mut state = State::new(ws, first.made);
+    let mut state = State::new(ws, &parsed, first.made);
     state.script(command, 0);
     let mut seen = HashSet::new();
     state.findings.retain(|f| seen.insert((f.reason.clone(), f.program.clone())));
@@ -151,6 +153,8 @@ pub fn command_key(name: &str, args: &[String]) -> String {
 /// changed (a `cd`), named, or defined, and the findings so far.
 struct State<'a> {
     ws: &'a dyn Surroundings,
+    /// Each script read once for both passes (`sh -c` scripts included).
+    parsed: &'a RefCell<HashMap<String, Result<Script, Unread>>>,
     cwd_changed: bool,
     mentioned: HashSet<String>,
     /// Some redirection of the line writes a file, so `/dev/stdout` or `/dev/fd/N` may be one.
@@ -226,9 +230,14 @@ enum Write {
 }
 
 impl<'a> State<'a> {
-    fn new(ws: &'a dyn Surroundings, linked: HashSet<String>) -> Self {
+    fn new(
+        ws: &'a dyn Surroundings,
+        parsed: &'a RefCell<HashMap<String, Result<Script, Unread>>>,
+        linked: HashSet<String>,
+    ) -> Self {
         State {
             ws,
+            parsed,
             cwd_changed: false,
             mentioned: HashSet::new(),
             fds_to_files: false,
@@ -248,7 +257,9 @@ impl<'a> State<'a> {
         if depth > MAX_NESTING {
             return self.push(None, Unread::TooDeep.to_string());
         }
-        let parsed = match parse(script) {
+        let read =
+            self.parsed.borrow_mut().entry(script.to_string()).or_insert_with(|| parse(script)).clone();
+        let parsed = match read {
             Ok(p) => p,
             Err(e) => return self.push(None, e.to_string()),
         };
