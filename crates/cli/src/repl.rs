@@ -87,7 +87,7 @@ async fn one_turn_until(
     match result {
         Some(Ok(end)) => Ok(end),
         Some(Err(e)) => {
-            report_api_error(ui, &e);
+            report_api_error(terminal, &e);
             Err(())
         }
         None => {
@@ -120,8 +120,10 @@ pub(crate) async fn automatic_turn(
     one_turn_until(agent, terminal, history, &turn.prompt, cancel).await
 }
 
-/// The error, the endpoint's request id when it gave one, and a hint for a 401 or a 404.
-fn report_api_error(ui: &Ui, e: &ApiError) {
+/// The error, the endpoint's request id when it gave one, and a hint for a 401 (naming the key
+/// sent and where it came from) or a 404.
+fn report_api_error(terminal: &Terminal, e: &ApiError) {
+    let ui = terminal.ui();
     ui.error(&e.to_string());
     if let Some(id) = e.request_id() {
         ui.notice(&format!("request-id: {id} (quote it when you report the problem)"));
@@ -131,9 +133,10 @@ fn report_api_error(ui: &Ui, e: &ApiError) {
         _ => None,
     };
     match status {
-        Some(401) => ui.notice(
-            "hint: a 401 means the key was refused: check ANTHROPIC_API_KEY (ANTHROPIC_AUTH_TOKEN is used only when it is unset and ANTHROPIC_BASE_URL is not), and set AUTH_TYPE=bearer if the endpoint wants Authorization: Bearer",
-        ),
+        Some(401) => ui.notice(&format!(
+            "hint: a 401 means the key was refused; the request carried {}; set AUTH_TYPE=bearer if the endpoint wants Authorization: Bearer",
+            terminal.key_source().unwrap_or("the configured key")
+        )),
         Some(404) => {
             ui.notice("hint: a 404 means an unknown model id (check MODEL_ID) or a wrong ANTHROPIC_BASE_URL")
         }
