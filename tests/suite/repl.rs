@@ -321,3 +321,23 @@ fn clear_empties_the_todo_list_too() {
     assert!(after_clear.contains("No todos."), "{text}");
     assert!(!after_clear.contains("old plan"), "{text}");
 }
+
+/// The live REPL starts with one line after the banner: the model, the endpoint, the workspace
+/// and `/help`. `-p` prints only the answer, so it has no such line.
+#[test]
+fn the_repl_starts_with_the_model_the_endpoint_the_workspace_and_help() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![reply::text("one answer")]);
+    let root = ws.path().canonicalize().unwrap();
+    let line =
+        format!("mock-model at {} · workspace {} · /help for commands", server.base_url(), root.display());
+    let mut s02 = pty_chapter("s02", ws.path(), &server.base_url());
+    s02.exp_string(&pty_text(&format!("Type q to quit.\r\n{line}\r\n"))).unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    quit(s02);
+
+    let out = chapter("s02", ws.path(), Some(&server.base_url())).args(["-p", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "one answer");
+    assert!(!stderr(&out).contains("/help for commands"), "{}", stderr(&out));
+}

@@ -169,3 +169,14 @@ fn the_demo_session_flags_are_hidden_and_need_each_other() {
         Err(clap::error::ErrorKind::ValueValidation)
     );
 }
+
+/// `--help`'s text after the flags is wrapped by hand: no line runs past 100 columns and then
+/// breaks early (a paragraph reads as one block on a wide terminal and on an 100-column one).
+#[test]
+fn the_environment_help_keeps_its_lines_within_100_columns() {
+    let help = chapter::command::<NoArgs>(&CHAPTER).render_long_help().to_string();
+    assert!(help.contains(agent_cli::cli::ENV_HELP.lines().next().unwrap_or_default()), "{help}");
+    for line in agent_cli::cli::ENV_HELP.lines() {
+        assert!(line.chars().count() <= 100, "a line of {} columns: {line}", line.chars().count());
+    }
+}
