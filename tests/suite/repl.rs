@@ -123,7 +123,7 @@ fn slash_history_shows_the_sessions_tool_use_and_tool_result_and_commands_stay_l
     s02.exp_string(PROMPT).unwrap();
 
     s02.send_line("/usage").unwrap();
-    s02.exp_string("this session: 2 request(s)").unwrap();
+    s02.exp_string("this session: 2 requests").unwrap();
     s02.exp_string(PROMPT).unwrap();
     s02.send_line("/frobnicate").unwrap();
     s02.exp_string("unknown command /frobnicate").unwrap();

@@ -286,15 +286,17 @@ pub fn allowances_view(allowed: &AlwaysAllowed) -> String {
     text
 }
 
-/// `/usage`'s line for `usage`: `LABEL: N request(s), N input tokens, N output tokens`; when
+/// `/usage`'s line for `usage`: `LABEL: N requests, N input tokens, N output tokens`; when
 /// the prompt cache was read or written, a second line with its tokens and what it saved, in
 /// input-token equivalents (a write bills 1.25 times the input price, a read 0.1 times):
 /// `  prompt cache: R read, W written, U not cached: the input bills as B tokens instead of T
 /// (S saved, P%)`.
 pub fn usage_line(label: &str, usage: &UsageTotals) -> String {
     let mut line = format!(
-        "{label}: {} request(s), {} input tokens, {} output tokens",
-        usage.requests, usage.input_tokens, usage.output_tokens
+        "{label}: {}, {} input tokens, {} output tokens",
+        crate::ui::count(usage.requests as usize, "request", "requests"),
+        usage.input_tokens,
+        usage.output_tokens
     );
     if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
         let total = usage.total_input_tokens();

@@ -372,8 +372,10 @@ impl EventSink for Terminal {
             Event::Stop(note) => self.stop_note(note),
             Event::TurnUsage(usage) if self.show_usage => {
                 let mut line = format!(
-                    "[usage] {} request(s): {} input tokens, {} output tokens",
-                    usage.requests, usage.input_tokens, usage.output_tokens
+                    "[usage] {}: {} input tokens, {} output tokens",
+                    count(usage.requests as usize, "request", "requests"),
+                    usage.input_tokens,
+                    usage.output_tokens
                 );
                 if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
                     line.push_str(&format!(

@@ -111,7 +111,7 @@ fn the_terminal_shows_tool_lines_answers_and_stop_notes() {
     assert_eq!(out, "> glob: *.nothing\n(no matches)\ncut\n");
     assert_eq!(
         err,
-        "error: The answer was cut off: the model reached max_tokens (8000).\n[usage] 2 request(s): 0 input tokens, 0 output tokens\n"
+        "error: The answer was cut off: the model reached max_tokens (8000).\n[usage] 2 requests: 0 input tokens, 0 output tokens\n"
     );
     let (out, err) = shown(vec![text("")], false);
     assert_eq!((out.as_str(), err.as_str()), ("", "(the model sent an empty answer)\n"));
