@@ -374,3 +374,32 @@ fn a_plain_http_endpoint_needs_no_ca_certificates() {
     assert_eq!(stdout(&out).trim(), "No TLS needed.");
     server.assert_done();
 }
+
+/// A closed port is named as such: nothing listens there.
+#[test]
+fn a_closed_port_gets_a_hint() {
+    let ws = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = chapter("s02", ws.path(), Some(&format!("http://127.0.0.1:{port}")))
+        .args(["--max-retries", "0", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("hint: nothing listens at that address: is the server running"), "{err}");
+}
+
+/// `https://` to a server that speaks plain http (the loopback server here) says to use http://.
+#[test]
+fn https_to_a_plain_http_server_gets_a_hint() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let url = server.base_url().replacen("http://", "https://", 1);
+    let out = chapter("s02", ws.path(), Some(&url))
+        .args(["--max-retries", "0", "--connect-timeout", "2", "--request-timeout", "5", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("hint: the base URL says https://; if the server there speaks plain http"), "{err}");
+}

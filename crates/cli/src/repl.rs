@@ -142,9 +142,32 @@ fn report_api_error(terminal: &Terminal, e: &ApiError) {
         }
         _ => {}
     }
+    if let ApiError::Transport(text) = e
+        && let Some(hint) = transport_hint(text)
+    {
+        ui.notice(hint);
+    }
     if agent_core::client::cache::rejects_cache_control(e) {
         ui.notice(CACHE_CONTROL_HINT);
     }
+}
+
+/// A hint for a request that never got an answer, from the transport's text: a closed port, or
+/// an `https://` URL whose server (a local model server, usually) speaks plain http, which shows
+/// as a TLS handshake that times out or reads garbage.
+fn transport_hint(text: &str) -> Option<&'static str> {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("connection refused") {
+        return Some(
+            "hint: nothing listens at that address: is the server running, and is the port in the base URL right?",
+        );
+    }
+    let tls_failed = ["timed out", "corrupt message", "invalidcontenttype", "invalid message", "handshake"]
+        .iter()
+        .any(|sign| lower.contains(sign));
+    (lower.contains("(https://") && tls_failed).then_some(
+        "hint: the base URL says https://; if the server there speaks plain http (a local model server usually does), use http://",
+    )
 }
 
 /// A command a chapter adds to the REPL, such as s03's `/todos`: typed as `/NAME`, listed by
