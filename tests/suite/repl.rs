@@ -341,3 +341,17 @@ fn the_repl_starts_with_the_model_the_endpoint_the_workspace_and_help() {
     assert_eq!(stdout(&out).trim(), "one answer");
     assert!(!stderr(&out).contains("/help for commands"), "{}", stderr(&out));
 }
+
+/// `/help` speaks of a todo list only in a chapter that has one (s03 on, its `/todos`).
+#[test]
+fn help_mentions_a_todo_list_only_where_there_is_one() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = run_with_stdin(chapter("s02", ws.path(), Some("http://127.0.0.1:9")), "/help\nq\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("/clear      start a new conversation (the history is emptied)\n"), "{text}");
+    assert!(!text.contains("todo"), "{text}");
+    let out = run_with_stdin(chapter("s03", ws.path(), Some("http://127.0.0.1:9")), "/help\nq\n");
+    let text = stdout(&out);
+    assert!(text.contains("and so is a todo list") && text.contains("/todos"), "{text}");
+}

@@ -398,6 +398,12 @@ fn command(
             let mut text = String::from("Commands (answered here, never sent to the model):\n");
             let replaced = |name: &str| commands.iter().any(|c| c.name == name);
             let built_in = BUILT_IN.iter().copied().filter(|(name, _)| !replaced(name));
+            // Only a chapter with a todo list (its `/todos`) has one for /clear to empty.
+            let has_todos = commands.iter().any(|c| c.name == "todos");
+            let built_in = built_in.map(|(name, help)| match name {
+                "clear" if !has_todos => (name, "start a new conversation (the history is emptied)"),
+                _ => (name, help),
+            });
             for (name, help) in built_in.chain(commands.iter().map(|c| (c.name, c.help))) {
                 text.push_str(&format!("  /{name:<10} {help}\n"));
             }
