@@ -50,6 +50,13 @@ fn what_one_process_stores_the_next_process_recalls_into_system() {
     let text = stdout(&out);
     assert!(text.contains("[Memory: no records yet; nothing to recall]"), "{text}");
     assert!(text.contains("[Memory: stored 1 record]"), "{text}");
+    let shown = format!("{text}{}", stderr(&out));
+    assert!(
+        shown.contains(
+            "stored: code-style.md; dropped: greet-edit (its scope is current_task, not persistent); "
+        ),
+        "which proposed record was dropped, and why: {shown}"
+    );
     let requests = first.requests();
     assert_eq!(requests[0].tool_names(), BASE, "the five base tools, nothing else");
     assert_eq!(requests[0].body["system"], format!("{}\n\n{GUIDANCE}", base_system(ws.path())));

@@ -367,11 +367,16 @@ impl Extension for MemoryExtension {
         }
         if done.proposed > 0 {
             let stored = if done.stored.is_empty() { "none".to_owned() } else { done.stored.join(", ") };
+            let dropped = if done.dropped.is_empty() {
+                String::new()
+            } else {
+                format!("; dropped: {}", done.dropped.join(", "))
+            };
             line(
                 events,
                 Level::Detail,
                 &format!(
-                    "  the model proposed {}; stored: {stored}; {} in all",
+                    "  the model proposed {}; stored: {stored}{dropped}; {} in all",
                     done.proposed,
                     records(done.total)
                 ),
