@@ -33,10 +33,20 @@ fn every_chapter_prints_its_banner_before_the_first_prompt() {
         let server = MockServer::start(vec![]);
         let mut session = pty_chapter(name, ws.path(), &server.base_url());
         let before = session.exp_string(&format!("{name} >> ")).unwrap();
-        let banner = format!("{title}\r\nEnter a question, press Enter to send. Type q to quit.\r\n\r\n");
+        // Under the banner's two lines, the start line: model, endpoint, workspace, /help.
+        let start = format!(
+            "mock-model at {} · workspace {} · /help for commands",
+            server.base_url(),
+            ws.path().canonicalize().unwrap().display()
+        );
+        let banner =
+            format!("{title}\r\nEnter a question, press Enter to send. Type q to quit.\r\n{start}\r\n\r\n");
         // The line editor may start the prompt's line with a carriage return.
         let before = before.trim_end_matches('\r');
-        assert!(before.ends_with(&pty_text(&banner)), "{name}: the banner, then the prompt: {before:?}");
+        assert!(
+            before.ends_with(&pty_text(&banner)),
+            "{name}: the banner and the start line, then the prompt: {before:?}"
+        );
         session.send_line("q").unwrap();
         session.exp_eof().unwrap();
         assert_eq!(server.request_count(), 0);

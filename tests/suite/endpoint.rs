@@ -262,8 +262,72 @@ fn an_api_error_shows_its_request_id_and_a_401_names_the_variable_to_check() {
     let err = stderr(&out);
     assert!(err.contains("authentication_error: invalid x-api-key"), "{err}");
     assert!(err.contains("request-id: req_mock_1"), "{err}");
-    assert!(err.contains("check ANTHROPIC_API_KEY"), "{err}");
+    assert!(err.contains("the request carried no key"), "{err}");
     server.assert_done();
+}
+
+/// The first request `s02 -p hi` sends to a server answering `reply`, run in a workspace holding
+/// `dotenv` (when given) with `vars` set; and its stderr.
+fn first_request(
+    reply: Reply,
+    dotenv: Option<&str>,
+    vars: &[(&str, &str)],
+) -> (mock_api::RecordedRequest, String, tempfile::TempDir) {
+    let ws = tempfile::tempdir().unwrap();
+    if let Some(text) = dotenv {
+        std::fs::write(ws.path().join(".env"), text).unwrap();
+    }
+    let server = MockServer::start(vec![reply]);
+    let out =
+        s02(ws.path(), &server).envs(vars.iter().copied()).args(["-p", "hi"]).output().expect("run s02");
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    let request = server.requests().into_iter().next().unwrap_or_else(|| panic!("no request: {err}"));
+    (request, err, ws)
+}
+
+/// `.env` copied from `.env.example` still holds its placeholder key: that counts as unset, so
+/// the key exported in the shell is the one sent, and one line says why.
+#[test]
+fn a_dotenv_copied_from_the_example_leaves_the_exported_key_in_use() {
+    let example = include_str!("../../.env.example");
+    let (request, err, ws) =
+        first_request(reply::text("ok"), Some(example), &[("ANTHROPIC_API_KEY", "sk-exported-key")]);
+    assert_eq!(request.header("x-api-key"), Some("sk-exported-key"), "{err}");
+    let notice = format!(
+        "config: ANTHROPIC_API_KEY in {} is still the placeholder sk-ant-... from .env.example; \
+         the environment's value is used",
+        ws.path().join(".env").display()
+    );
+    assert_eq!(err.lines().filter(|l| *l == notice).count(), 1, "{err}");
+    assert!(!err.contains("the API key is in"), "the placeholder is no key to warn of: {err}");
+}
+
+/// With a base URL, `ANTHROPIC_AUTH_TOKEN` is the key, sent as a bearer token (how DeepSeek, Kimi
+/// and GLM are configured for Claude Code), and not as `x-api-key`.
+#[test]
+fn auth_token_with_a_base_url_is_sent_as_a_bearer_token() {
+    let (request, err, _ws) = first_request(reply::text("ok"), None, &[("ANTHROPIC_AUTH_TOKEN", "tok-123")]);
+    assert_eq!(request.header("authorization"), Some("Bearer tok-123"), "{err}");
+    assert_eq!(request.header("x-api-key"), None, "{err}");
+}
+
+/// A key kept in `.env` gets one short warning line at start, and after a 401 the hint names
+/// the variable, the file it came from and how it was sent.
+#[test]
+fn a_401_names_where_the_key_came_from() {
+    let refused = reply::error(401, "authentication_error", "invalid x-api-key");
+    let (request, err, ws) = first_request(refused, Some("ANTHROPIC_API_KEY=sk-from-dotenv\n"), &[]);
+    assert_eq!(request.header("x-api-key"), Some("sk-from-dotenv"));
+    let dotenv = ws.path().join(".env");
+    let warning = format!(
+        "warning: sandbox: the API key is in {}, a file bash commands can read; pass it in the environment instead",
+        dotenv.display()
+    );
+    assert_eq!(err.lines().filter(|l| *l == warning).count(), 1, "{err}");
+    let hint =
+        format!("the request carried ANTHROPIC_API_KEY from .env at {}, sent as x-api-key", dotenv.display());
+    assert!(err.contains(&hint), "{err}");
 }
 
 #[test]
@@ -309,4 +373,33 @@ fn a_plain_http_endpoint_needs_no_ca_certificates() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "No TLS needed.");
     server.assert_done();
+}
+
+/// A closed port is named as such: nothing listens there.
+#[test]
+fn a_closed_port_gets_a_hint() {
+    let ws = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = chapter("s02", ws.path(), Some(&format!("http://127.0.0.1:{port}")))
+        .args(["--max-retries", "0", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("hint: nothing listens at that address: is the server running"), "{err}");
+}
+
+/// `https://` to a server that speaks plain http (the loopback server here) says to use http://.
+#[test]
+fn https_to_a_plain_http_server_gets_a_hint() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let url = server.base_url().replacen("http://", "https://", 1);
+    let out = chapter("s02", ws.path(), Some(&url))
+        .args(["--max-retries", "0", "--connect-timeout", "2", "--request-timeout", "5", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("hint: the base URL says https://; if the server there speaks plain http"), "{err}");
 }

@@ -966,7 +966,8 @@ fn a_key_in_dotenv_is_reported_once_at_start() {
 /// Harmless programs keep working under the default sandbox, in the workspace: git (init, commit,
 /// log), python3 (a subprocess, a thread pool, a socketpair) and cargo (a new package, built
 /// offline and run; with a `CARGO_HOME` of its own, so that it never waits for the lock of a
-/// cargo running elsewhere on the machine). Git's automatic maintenance is off: from git 2.47 a
+/// cargo running elsewhere on the machine, and a target folder of its own, so that a
+/// `CARGO_TARGET_DIR` set for the test run cannot send the build elsewhere). Git's automatic maintenance is off: from git 2.47 a
 /// commit starts it detached, and on a loaded machine it may still run when `sh` exits, so the
 /// call rightly stops it and says so.
 #[test]
@@ -987,7 +988,7 @@ fn git_python3_and_cargo_work_under_the_sandbox() {
                 .to_owned(),
             format!(
                 "export CARGO_HOME=$PWD/.cargo-home; {cargo} new -q --vcs none hello && cd hello && \
-                 {cargo} build -q --offline && ./target/debug/hello"
+                 {cargo} build -q --offline --target-dir target && ./target/debug/hello"
             ),
         ],
     );

@@ -123,7 +123,7 @@ fn slash_history_shows_the_sessions_tool_use_and_tool_result_and_commands_stay_l
     s02.exp_string(PROMPT).unwrap();
 
     s02.send_line("/usage").unwrap();
-    s02.exp_string("this session: 2 request(s)").unwrap();
+    s02.exp_string("this session: 2 requests").unwrap();
     s02.exp_string(PROMPT).unwrap();
     s02.send_line("/frobnicate").unwrap();
     s02.exp_string("unknown command /frobnicate").unwrap();
@@ -320,4 +320,38 @@ fn clear_empties_the_todo_list_too() {
     assert!(text.contains("[>] #1: old plan"), "{text}");
     assert!(after_clear.contains("No todos."), "{text}");
     assert!(!after_clear.contains("old plan"), "{text}");
+}
+
+/// The live REPL starts with one line after the banner: the model, the endpoint, the workspace
+/// and `/help`. `-p` prints only the answer, so it has no such line.
+#[test]
+fn the_repl_starts_with_the_model_the_endpoint_the_workspace_and_help() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![reply::text("one answer")]);
+    let root = ws.path().canonicalize().unwrap();
+    let line =
+        format!("mock-model at {} · workspace {} · /help for commands", server.base_url(), root.display());
+    let mut s02 = pty_chapter("s02", ws.path(), &server.base_url());
+    s02.exp_string(&pty_text(&format!("Type q to quit.\r\n{line}\r\n"))).unwrap();
+    s02.exp_string(PROMPT).unwrap();
+    quit(s02);
+
+    let out = chapter("s02", ws.path(), Some(&server.base_url())).args(["-p", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "one answer");
+    assert!(!stderr(&out).contains("/help for commands"), "{}", stderr(&out));
+}
+
+/// `/help` speaks of a todo list only in a chapter that has one (s03 on, its `/todos`).
+#[test]
+fn help_mentions_a_todo_list_only_where_there_is_one() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = run_with_stdin(chapter("s02", ws.path(), Some("http://127.0.0.1:9")), "/help\nq\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("/clear      start a new conversation (the history is emptied)\n"), "{text}");
+    assert!(!text.contains("todo"), "{text}");
+    let out = run_with_stdin(chapter("s03", ws.path(), Some("http://127.0.0.1:9")), "/help\nq\n");
+    let text = stdout(&out);
+    assert!(text.contains("and so is a todo list") && text.contains("/todos"), "{text}");
 }

@@ -214,8 +214,8 @@ fn the_repl_shows_a_finished_childs_messages_and_its_tokens_apart() {
     );
     assert!(text.contains("[1] assistant\n    text \"nothing here\""), "{text}");
     assert!(stderr(&out).contains("error: /history task N takes N from 1 to 1"), "{}", stderr(&out));
-    assert!(text.contains("this session (the parent): 2 request(s)"), "{text}");
-    assert!(text.contains("its subagents: 1 request(s)"), "{text}");
+    assert!(text.contains("this session (the parent): 2 requests"), "{text}");
+    assert!(text.contains("its subagents: 1 request,"), "{text}");
     assert!(
         text.contains("tool_use p1 task {\"prompt\":\"look around\"}"),
         "/history shows the parent: {text}"

@@ -301,7 +301,7 @@ fn context_shows_the_size_the_layers_and_the_next_to_act_and_history_marks_compa
     server.assert_done();
     let text = stdout(&out);
     // An empty history is `[]`: two characters.
-    assert!(text.contains("context: 2 of 4,000 characters (0%), 0 messages; over the limit, compaction brings it down to 3,200"), "{text}");
+    assert!(text.contains("context: 2 of 4,000 characters (0%), 0 messages; once over the limit, compaction brings it down to 3,200"), "{text}");
     assert!(text.contains("  1. tool_result_budget "), "{text}");
     assert!(text.contains("  5. compact_history "), "{text}");
     assert!(

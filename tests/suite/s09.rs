@@ -49,7 +49,14 @@ fn what_one_process_stores_the_next_process_recalls_into_system() {
     let out = one_turn("s09", ws.path(), &first, "We indent Python with tabs here, never spaces.");
     let text = stdout(&out);
     assert!(text.contains("[Memory: no records yet; nothing to recall]"), "{text}");
-    assert!(text.contains("[Memory: stored 1 records]"), "{text}");
+    assert!(text.contains("[Memory: stored 1 record]"), "{text}");
+    let shown = format!("{text}{}", stderr(&out));
+    assert!(
+        shown.contains(
+            "stored: code-style.md; dropped: greet-edit (its scope is current_task, not persistent); "
+        ),
+        "which proposed record was dropped, and why: {shown}"
+    );
     let requests = first.requests();
     assert_eq!(requests[0].tool_names(), BASE, "the five base tools, nothing else");
     assert_eq!(requests[0].body["system"], format!("{}\n\n{GUIDANCE}", base_system(ws.path())));
@@ -160,8 +167,8 @@ fn the_repl_lists_forgets_shows_system_and_counts_memory_calls() {
         "{history}"
     );
     assert!(history.contains("message(s), as the next request sends them:"), "{history}");
-    assert!(text.contains("this session (all requests): 3 request(s)"), "{text}");
-    assert!(text.contains("of which memory's own calls: 2 request(s)"), "{text}");
+    assert!(text.contains("this session (all requests): 3 requests"), "{text}");
+    assert!(text.contains("of which memory's own calls: 2 requests"), "{text}");
     assert!(
         text.contains("[Memory: forgot code-style (code-style.md); 1 record left, MEMORY.md rewritten]"),
         "{text}"
@@ -230,7 +237,7 @@ fn a_record_holding_the_harness_key_or_a_key_shape_is_never_stored() {
         "{text}"
     );
     assert!(text.contains("[Memory: refused a record: it holds an API key (sk-…)"), "{text}");
-    assert!(text.contains("[Memory: stored 1 records]"), "{text}");
+    assert!(text.contains("[Memory: stored 1 record]"), "{text}");
     assert!(!text.contains(key), "the key itself is never shown: {text}");
     for entry in fs::read_dir(ws.path().join(".memory")).unwrap() {
         let content = fs::read_to_string(entry.unwrap().path()).unwrap();

@@ -326,7 +326,7 @@ fn usage_goes_to_stderr_and_nothing_but_the_answer_reaches_piped_stdout() {
     // The mock counts the request's input, about 4 characters a token (mock_api::cache).
     let input = server.usage()[0].input_tokens;
     assert!(input > 100, "{input}");
-    assert!(err.contains(&format!("[usage] 1 request(s): {input} input tokens, ")), "{err}");
+    assert!(err.contains(&format!("[usage] 1 request: {input} input tokens, ")), "{err}");
     assert!(!err.contains('\r') && !err.contains('\x1b'), "no spinner when stderr is piped: {err:?}");
     server.assert_done();
 }

@@ -34,10 +34,15 @@ pub fn bin(name: &str) -> PathBuf {
         Err(why) => panic!("the chapter binaries could not be built, so `{name}` cannot run: {why}"),
     };
     assert!(chapters.iter().any(|c| c == name), "`{name}` is not a chapter; the chapters are {chapters:?}");
+    profile_dir().join(name)
+}
+
+/// The profile folder holding this test executable: `target/<profile>/deps/<test>` →
+/// `target/<profile>`. Cargo puts it under `CARGO_TARGET_DIR` when that is set, so looking next
+/// to the executable finds the chapters wherever the run put its build.
+fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    // target/<profile>/deps/<test> → target/<profile>/<name>
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    dir.join(name)
+    exe.parent().and_then(Path::parent).expect("target dir").to_path_buf()
 }
 
 /// Builds the binaries of all the chapters with one `cargo build -p s01 -p s02 …`, and returns
@@ -50,8 +55,14 @@ fn build_chapters() -> Result<Vec<String>, String> {
         args.extend(["-p", name.as_str()]);
     }
     let shown = format!("`{cargo} {}`", args.join(" "));
+    // The build goes to the target folder this test executable came from, whatever
+    // `CARGO_TARGET_DIR` says now (a test binary run by hand, or under another variable), so
+    // that `bin` finds what was just built.
+    let profile = profile_dir();
+    let target = profile.parent().ok_or_else(|| format!("no target folder above {}", profile.display()))?;
     let out = Command::new(&cargo)
         .args(&args)
+        .env("CARGO_TARGET_DIR", target)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::null())
         .output()

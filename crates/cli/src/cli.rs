@@ -69,12 +69,14 @@ pub fn exit_code(end: &TurnEnd) -> u8 {
 
 /// Text for `--help` after the flags: the environment variables (course §0).
 pub const ENV_HELP: &str = "\
-Environment (a .env file in the current folder, or else in the nearest folder above, overrides these):
+Environment (a .env file in the current folder, or else in the nearest folder above, overrides
+these):
   MODEL_ID              model id to use, e.g. claude-sonnet-4-5 (required unless --model)
   ANTHROPIC_API_KEY     key sent as x-api-key (required for the official endpoint)
-  ANTHROPIC_AUTH_TOKEN  used as the key when ANTHROPIC_API_KEY is unset and no base URL is set
+  ANTHROPIC_AUTH_TOKEN  with a base URL: the key, sent as Authorization: Bearer (DeepSeek, Kimi,
+                        GLM); else used as the key when ANTHROPIC_API_KEY is unset
   ANTHROPIC_BASE_URL    an Anthropic-compatible endpoint, without /v1 (Ollama, llama.cpp,
-                        vLLM, DeepSeek, MiniMax, GLM, Kimi...); ANTHROPIC_AUTH_TOKEN is then ignored
+                        vLLM, DeepSeek, MiniMax, GLM, Kimi...)
   AUTH_TYPE=bearer      send the key as Authorization: Bearer instead of x-api-key
   ANTHROPIC_MAX_RETRIES retries on 408/409/429/5xx/connection errors (default 2)
   DISABLE_PROMPT_CACHING=1  send no cache_control breakpoints, as --no-cache does
@@ -88,8 +90,9 @@ Commands never see ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (they leave the har
 environment at start), a variable whose name holds KEY, TOKEN, SECRET, PASSWORD, PASSWD,
 PASSPHRASE, CREDENTIAL or PRIVATE, or the word PWD, PASS, PW, PAT, AUTH, CRED(S) or COOKIE
 (MYSQL_PWD, GH_PAT, SSH_AUTH_SOCK), or a value with a user:password@ URL; nor can they read the
-harness's /proc entries. They can read every file you can, a .env included: a key kept in .env is reported at
-start. When a call ends, every process the command started is stopped, wherever it moved.
+harness's /proc entries. They can read every file you can, a .env included: a key kept in .env
+is reported at start. When a call ends, every process the command started is stopped, wherever
+it moved.
 SIGTERM or SIGHUP to the harness stops the running command, then exits.
 
 In the REPL: one prompt per line (a pasted block of lines is one prompt). Ctrl-C clears the typed
@@ -459,8 +462,8 @@ pub fn run<H: IntoComposed>(
     runtime.block_on(run_async(chapter, args, build))
 }
 
-/// A started chapter: the agent, the REPL commands its harness added, the `--demo` run, and the
-/// watch on `.env`.
+/// A started chapter: the agent, the REPL commands its harness added, the `--demo` run, the
+/// watch on `.env`, and the line the live REPL starts with (model, endpoint, workspace).
 struct Started {
     agent: Agent,
     commands: Vec<SlashCommand>,
@@ -470,6 +473,7 @@ struct Started {
     quit_words: &'static [&'static str],
     demo: Option<DemoRun>,
     dotenv: Option<DotEnvWatch>,
+    start_line: Option<String>,
 }
 
 /// One process's part of `--demo`: which session it runs, and the workspace.
@@ -509,7 +513,7 @@ fn agent_from(setup: &Setup, composed: impl IntoComposed) -> Result<Started, Sta
     if setup.allowed.in_use() && !commands.iter().any(|c| c.name == "permissions") {
         commands.push(repl::permissions_command(setup.allowed.clone()));
     }
-    Ok(Started { agent: builder.build(), commands, prompt, quit_words, demo: None, dotenv: None })
+    Ok(Started { agent: builder.build(), commands, prompt, quit_words, demo: None, dotenv: None, start_line: None })
 }
 
 async fn run_async<H: IntoComposed>(
@@ -542,7 +546,7 @@ async fn run_async<H: IntoComposed>(
     } else {
         start(chapter, args, &terminal, tool_options, runtime, build)
     };
-    let Started { mut agent, commands, prompt: own_prompt, quit_words, demo, dotenv } = match started {
+    let Started { mut agent, commands, prompt: own_prompt, quit_words, demo, dotenv, start_line } = match started {
         Ok(s) => s,
         Err(e) => {
             ui.error(&e.to_string());
@@ -568,7 +572,18 @@ async fn run_async<H: IntoComposed>(
             };
             return print_mode(served, prompt).await;
         }
-        terminal.ui().print(&chapter.banner.text());
+        let ui = terminal.ui();
+        match &start_line {
+            // Under the banner's two lines, before its blank line: on stderr, as a notice, so
+            // stdout stays the course's banner for whoever pipes it.
+            Some(line) => {
+                ui.print(chapter.banner.text().trim_end_matches('\n'));
+                ui.print("\n");
+                ui.notice(line);
+                ui.print("\n");
+            }
+            None => ui.print(&chapter.banner.text()),
+        }
         let served = Served {
             agent: &mut agent,
             terminal: &terminal,
@@ -714,16 +729,23 @@ fn start<H: IntoComposed>(
         stream: !args.no_stream,
         cache: !args.no_cache,
     };
-    let (model, model_id) = startup::open_model(&settings, &vars, ui)?;
+    if let Some(line) = vars.placeholder_notice() {
+        ui.notice(&line);
+    }
+    let opened = startup::open_model(&settings, &vars, ui)?;
+    terminal.set_key_source(opened.key.clone());
+    let (model, model_id) = (opened.model, opened.id);
     if let Some(file) = vars.key_file() {
         ui.warning(&format!(
-            "sandbox: the API key is in {}, a file bash commands can read (the sandbox lets them read every file \
-             you can); to keep it from them, remove it from .env and pass it in the environment instead, e.g. \
-             ANTHROPIC_API_KEY=\"$(pass show anthropic)\" cargo run -p {}",
-            file.display(),
-            chapter.name
+            "sandbox: the API key is in {}, a file bash commands can read; pass it in the environment instead",
+            file.display()
         ));
     }
+    let start_line = format!(
+        "{model_id} at {} · workspace {} · /help for commands",
+        opened.endpoint,
+        workspace.root().display()
+    );
     if let Some(dir) = example {
         ui.notice(&format!(
             "[example] a fresh workspace seeded with the chapter's example files ({}): {}\n[example] it is kept after exit; the repository's files are not touched.",
@@ -744,7 +766,7 @@ fn start<H: IntoComposed>(
         turns: runtime.turns,
         asking: runtime.asking,
     };
-    Ok(Started { dotenv: Some(dotenv), ..agent_from(&setup, build(&setup))? })
+    Ok(Started { dotenv: Some(dotenv), start_line: Some(start_line), ..agent_from(&setup, build(&setup))? })
 }
 
 /// Start-up for `--demo`: a fresh temporary workspace seeded with the demo files (or, for a

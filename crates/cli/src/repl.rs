@@ -87,7 +87,7 @@ async fn one_turn_until(
     match result {
         Some(Ok(end)) => Ok(end),
         Some(Err(e)) => {
-            report_api_error(ui, &e);
+            report_api_error(terminal, &e);
             Err(())
         }
         None => {
@@ -120,8 +120,10 @@ pub(crate) async fn automatic_turn(
     one_turn_until(agent, terminal, history, &turn.prompt, cancel).await
 }
 
-/// The error, the endpoint's request id when it gave one, and a hint for a 401 or a 404.
-fn report_api_error(ui: &Ui, e: &ApiError) {
+/// The error, the endpoint's request id when it gave one, and a hint for a 401 (naming the key
+/// sent and where it came from) or a 404.
+fn report_api_error(terminal: &Terminal, e: &ApiError) {
+    let ui = terminal.ui();
     ui.error(&e.to_string());
     if let Some(id) = e.request_id() {
         ui.notice(&format!("request-id: {id} (quote it when you report the problem)"));
@@ -131,17 +133,41 @@ fn report_api_error(ui: &Ui, e: &ApiError) {
         _ => None,
     };
     match status {
-        Some(401) => ui.notice(
-            "hint: a 401 means the key was refused: check ANTHROPIC_API_KEY (ANTHROPIC_AUTH_TOKEN is used only when it is unset and ANTHROPIC_BASE_URL is not), and set AUTH_TYPE=bearer if the endpoint wants Authorization: Bearer",
-        ),
+        Some(401) => ui.notice(&format!(
+            "hint: a 401 means the key was refused; the request carried {}; set AUTH_TYPE=bearer if the endpoint wants Authorization: Bearer",
+            terminal.key_source().unwrap_or("the configured key")
+        )),
         Some(404) => {
             ui.notice("hint: a 404 means an unknown model id (check MODEL_ID) or a wrong ANTHROPIC_BASE_URL")
         }
         _ => {}
     }
+    if let ApiError::Transport(text) = e
+        && let Some(hint) = transport_hint(text)
+    {
+        ui.notice(hint);
+    }
     if agent_core::client::cache::rejects_cache_control(e) {
         ui.notice(CACHE_CONTROL_HINT);
     }
+}
+
+/// A hint for a request that never got an answer, from the transport's text: a closed port, or
+/// an `https://` URL whose server (a local model server, usually) speaks plain http, which shows
+/// as a TLS handshake that times out or reads garbage.
+fn transport_hint(text: &str) -> Option<&'static str> {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("connection refused") {
+        return Some(
+            "hint: nothing listens at that address: is the server running, and is the port in the base URL right?",
+        );
+    }
+    let tls_failed = ["timed out", "corrupt message", "invalidcontenttype", "invalid message", "handshake"]
+        .iter()
+        .any(|sign| lower.contains(sign));
+    (lower.contains("(https://") && tls_failed).then_some(
+        "hint: the base URL says https://; if the server there speaks plain http (a local model server usually does), use http://",
+    )
 }
 
 /// A command a chapter adds to the REPL, such as s03's `/todos`: typed as `/NAME`, listed by
@@ -338,15 +364,17 @@ pub fn allowances_view(allowed: &AlwaysAllowed) -> String {
     text
 }
 
-/// `/usage`'s line for `usage`: `LABEL: N request(s), N input tokens, N output tokens`; when
+/// `/usage`'s line for `usage`: `LABEL: N requests, N input tokens, N output tokens`; when
 /// the prompt cache was read or written, a second line with its tokens and what it saved, in
 /// input-token equivalents (a write bills 1.25 times the input price, a read 0.1 times):
 /// `  prompt cache: R read, W written, U not cached: the input bills as B tokens instead of T
 /// (S saved, P%)`.
 pub fn usage_line(label: &str, usage: &UsageTotals) -> String {
     let mut line = format!(
-        "{label}: {} request(s), {} input tokens, {} output tokens",
-        usage.requests, usage.input_tokens, usage.output_tokens
+        "{label}: {}, {} input tokens, {} output tokens",
+        crate::ui::count(usage.requests as usize, "request", "requests"),
+        usage.input_tokens,
+        usage.output_tokens
     );
     if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
         let total = usage.total_input_tokens();
@@ -425,6 +453,12 @@ fn command(
             let mut text = String::from("Commands (answered here, never sent to the model):\n");
             let replaced = |name: &str| commands.iter().any(|c| c.name == name);
             let built_in = BUILT_IN.iter().copied().filter(|(name, _)| !replaced(name));
+            // Only a chapter with a todo list (its `/todos`) has one for /clear to empty.
+            let has_todos = commands.iter().any(|c| c.name == "todos");
+            let built_in = built_in.map(|(name, help)| match name {
+                "clear" if !has_todos => (name, "start a new conversation (the history is emptied)"),
+                _ => (name, help),
+            });
             for (name, help) in built_in.chain(commands.iter().map(|c| (c.name, c.help))) {
                 text.push_str(&format!("  /{name:<10} {help}\n"));
             }

@@ -83,6 +83,19 @@ pub struct ModelSettings<'a> {
     pub cache: bool,
 }
 
+/// The model a session talks to, as [`open_model`] opened it.
+pub struct OpenedModel {
+    /// The model.
+    pub model: Arc<dyn Model>,
+    /// The `model` id its requests carry.
+    pub id: String,
+    /// Where its requests go: the base URL, or `replay FILE` (for the start line).
+    pub endpoint: String,
+    /// Which key the requests carry and where it came from, such as `ANTHROPIC_API_KEY from the
+    /// environment, sent as x-api-key`, or `no key`: for the hint after a 401.
+    pub key: String,
+}
+
 /// The model `settings` and `vars` (see [`config::environment`]) ask for, and the `model` id its
 /// requests carry: a [`ReplayModel`] for `--replay` (announced on stderr), otherwise the HTTP
 /// client, wrapped in a [`Recording`] for `--record`. Its retry notices are events, shown by the
@@ -95,7 +108,7 @@ pub fn open_model(
     settings: &ModelSettings<'_>,
     vars: &config::Environment,
     ui: &Ui,
-) -> Result<(Arc<dyn Model>, String), StartupError> {
+) -> Result<OpenedModel, StartupError> {
     if let Some(path) = settings.replay {
         let replay = ReplayModel::from_file(path)?;
         ui.notice(&format!(
@@ -108,9 +121,11 @@ pub fn open_model(
             .map(str::to_owned)
             .or_else(|| vars.get("MODEL_ID").cloned())
             .unwrap_or_else(|| "replay".into());
-        return Ok((Arc::new(replay), id));
+        let endpoint = format!("replay {}", path.display());
+        return Ok(OpenedModel { model: Arc::new(replay), id, endpoint, key: "no key".into() });
     }
     let config = config::resolve(vars, settings.model, settings.base_url)?;
+    let key = key_description(vars, &config, settings.base_url.is_some());
     let max_retries = match settings.max_retries {
         Some(n) => n,
         None => config::max_retries(vars)?.unwrap_or(RetryPolicy::default().max_retries),
@@ -127,5 +142,19 @@ pub fn open_model(
         ),
         None => Arc::new(client),
     };
-    Ok((model, config.model))
+    Ok(OpenedModel { model, id: config.model, endpoint: config.base_url, key })
+}
+
+/// Which variable `config`'s key came from, where that variable was set, and how it is sent.
+fn key_description(vars: &config::Environment, config: &config::Config, base_url_flag: bool) -> String {
+    let custom_base = base_url_flag || vars.get("ANTHROPIC_BASE_URL").is_some_and(|v| !v.trim().is_empty());
+    let Some(name) = config.api_key.as_ref().and(config::key_variable(vars, custom_base)) else {
+        return "no key (neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set)".into();
+    };
+    let origin = vars.origin(name).map_or_else(|| "the environment".to_owned(), |o| o.to_string());
+    let sent = match config.auth {
+        config::AuthType::ApiKey => "x-api-key",
+        config::AuthType::Bearer => "Authorization: Bearer",
+    };
+    format!("{name} from {origin}, sent as {sent}")
 }

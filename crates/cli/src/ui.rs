@@ -210,6 +210,8 @@ pub struct Terminal {
     /// Print each turn's usage (`--usage`).
     show_usage: bool,
     state: Mutex<Showing>,
+    /// Which key requests carry and where it came from, for the hint after a 401.
+    key_source: std::sync::OnceLock<String>,
 }
 
 /// What the terminal is in the middle of showing.
@@ -225,7 +227,23 @@ impl Terminal {
     /// A listener writing through `ui`; with `show_usage`, each turn's token usage is printed on
     /// stderr when it ends.
     pub fn new(ui: Ui, show_usage: bool) -> Self {
-        Self { ui, show_usage, state: Mutex::new(Showing { spinner: None, at_line_start: true }) }
+        Self {
+            ui,
+            show_usage,
+            state: Mutex::new(Showing { spinner: None, at_line_start: true }),
+            key_source: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Records which key requests carry and where it came from (`ANTHROPIC_API_KEY from .env at
+    /// PATH, sent as x-api-key`), named by the hint after a 401. The first call counts.
+    pub fn set_key_source(&self, source: String) {
+        let _ = self.key_source.set(source);
+    }
+
+    /// What [`Terminal::set_key_source`] recorded.
+    pub fn key_source(&self) -> Option<&str> {
+        self.key_source.get().map(String::as_str)
     }
 
     /// The [`Ui`] it writes through.
@@ -370,8 +388,10 @@ impl EventSink for Terminal {
             Event::Stop(note) => self.stop_note(note),
             Event::TurnUsage(usage) if self.show_usage => {
                 let mut line = format!(
-                    "[usage] {} request(s): {} input tokens, {} output tokens",
-                    usage.requests, usage.input_tokens, usage.output_tokens
+                    "[usage] {}: {} input tokens, {} output tokens",
+                    count(usage.requests as usize, "request", "requests"),
+                    usage.input_tokens,
+                    usage.output_tokens
                 );
                 if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
                     line.push_str(&format!(

@@ -111,7 +111,7 @@ fn the_terminal_shows_tool_lines_answers_and_stop_notes() {
     assert_eq!(out, "> glob: *.nothing\n(no matches)\ncut\n");
     assert_eq!(
         err,
-        "error: The answer was cut off: the model reached max_tokens (8000).\n[usage] 2 request(s): 0 input tokens, 0 output tokens\n"
+        "error: The answer was cut off: the model reached max_tokens (8000).\n[usage] 2 requests: 0 input tokens, 0 output tokens\n"
     );
     let (out, err) = shown(vec![text("")], false);
     assert_eq!((out.as_str(), err.as_str()), ("", "(the model sent an empty answer)\n"));
@@ -168,4 +168,15 @@ fn the_demo_session_flags_are_hidden_and_need_each_other() {
         parse(&["s99", "--demo", "--demo-session", "1", "--demo-workspace", "/tmp"]),
         Err(clap::error::ErrorKind::ValueValidation)
     );
+}
+
+/// `--help`'s text after the flags is wrapped by hand: no line runs past 100 columns and then
+/// breaks early (a paragraph reads as one block on a wide terminal and on an 100-column one).
+#[test]
+fn the_environment_help_keeps_its_lines_within_100_columns() {
+    let help = chapter::command::<NoArgs>(&CHAPTER).render_long_help().to_string();
+    assert!(help.contains(agent_cli::cli::ENV_HELP.lines().next().unwrap_or_default()), "{help}");
+    for line in agent_cli::cli::ENV_HELP.lines() {
+        assert!(line.chars().count() <= 100, "a line of {} columns: {line}", line.chars().count());
+    }
 }

@@ -71,7 +71,7 @@ pub fn context_report(history: &[Message], limits: &Limits, archive: &Archive) -
     let size = crate::context_size(history);
     let percent = size * 100 / limits.context_limit.max(1);
     let mut out = format!(
-        "context: {} of {} characters ({percent}%), {} messages; over the limit, compaction brings it down to {}\n",
+        "context: {} of {} characters ({percent}%), {} messages; once over the limit, compaction brings it down to {}\n",
         thousands(size),
         thousands(limits.context_limit),
         history.len(),

@@ -6,9 +6,12 @@
 //!   Required for the official endpoint; optional when `ANTHROPIC_BASE_URL` points elsewhere
 //!   (local servers such as Ollama or llama.cpp take none).
 //! - `ANTHROPIC_BASE_URL` (optional; `--base-url` overrides it). When it is set,
-//!   `ANTHROPIC_AUTH_TOKEN` is ignored, so a token meant for another tool never leaks to a third
-//!   party.
+//!   `ANTHROPIC_AUTH_TOKEN` is the key if set, sent as `Authorization: Bearer` (how DeepSeek, Kimi
+//!   and GLM ask Claude Code users to configure them); else `ANTHROPIC_API_KEY`.
 //! - Without a base URL, `ANTHROPIC_AUTH_TOKEN` is used as the key when `ANTHROPIC_API_KEY` is unset.
+//! - A key in `.env` still equal to `.env.example`'s placeholder ([`KEY_PLACEHOLDER`]) counts as
+//!   unset, so a copied `.env` does not hide a real key exported in the shell
+//!   ([`Environment::placeholder_notice`] says so in one line).
 //! - `ANTHROPIC_MAX_RETRIES` (optional; `--max-retries` overrides it): retries of a failed request.
 //! - `DISABLE_PROMPT_CACHING` (optional; `--no-cache` does the same): `1` sends no prompt-caching
 //!   breakpoints, for an endpoint that rejects `cache_control` (Claude Code reads the same name).
@@ -39,6 +42,10 @@ use std::path::{Path, PathBuf};
 
 /// The official endpoint, used when `ANTHROPIC_BASE_URL` is unset.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// The key `.env.example` shows (`ANTHROPIC_API_KEY=sk-ant-...`): a [`KEY_VARS`] value in `.env`
+/// equal to it is not a key, and counts as unset.
+pub const KEY_PLACEHOLDER: &str = "sk-ant-...";
 
 /// How the key is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,13 +182,60 @@ pub struct Environment {
     dotenv: DotEnvFile,
     /// The names `.env` set.
     from_dotenv: Vec<String>,
+    /// The [`KEY_VARS`] that `.env` set to [`KEY_PLACEHOLDER`], left out of `vars`.
+    placeholders: Vec<String>,
+}
+
+/// Where a variable's value came from: `Display` is `.env at PATH` or `the environment`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The `.env` file at this path.
+    DotEnv(PathBuf),
+    /// The process environment.
+    Process,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::DotEnv(path) => write!(f, ".env at {}", path.display()),
+            Origin::Process => f.write_str("the environment"),
+        }
+    }
 }
 
 impl Environment {
     /// An environment of exactly `vars`, with `dotenv` as where `.env` came from (for tests and
     /// embedders that read configuration elsewhere); none of the variables counts as set by it.
     pub fn new(vars: HashMap<String, String>, dotenv: DotEnvFile) -> Self {
-        Self { vars, dotenv, from_dotenv: Vec::new() }
+        Self { vars, dotenv, from_dotenv: Vec::new(), placeholders: Vec::new() }
+    }
+
+    /// Where variable `name` came from, or `None` when it is unset.
+    pub fn origin(&self, name: &str) -> Option<Origin> {
+        self.vars.get(name)?;
+        match &self.dotenv {
+            DotEnvFile::Read(path) if self.from_dotenv.iter().any(|n| n == name) => {
+                Some(Origin::DotEnv(path.clone()))
+            }
+            _ => Some(Origin::Process),
+        }
+    }
+
+    /// One line when `.env` left a key at `.env.example`'s placeholder ([`KEY_PLACEHOLDER`]),
+    /// which then counts as unset: which file, which variable, and what is used instead.
+    pub fn placeholder_notice(&self) -> Option<String> {
+        let DotEnvFile::Read(path) = &self.dotenv else { return None };
+        let name = self.placeholders.first()?;
+        let instead = if self.vars.get(name).is_some_and(|v| !v.trim().is_empty()) {
+            "the environment's value is used"
+        } else {
+            "it counts as unset"
+        };
+        Some(format!(
+            "config: {name} in {} is still the placeholder {KEY_PLACEHOLDER} from .env.example; {instead}",
+            path.display()
+        ))
     }
 
     /// Which `.env` was read, or where none was found.
@@ -305,12 +359,19 @@ pub fn environment(dir: &Path) -> Result<Environment, ConfigError> {
     // Windows Notepad starts a UTF-8 file with a byte-order mark; most tools skip it, and so do we.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut from_dotenv = Vec::new();
+    let mut placeholders = Vec::new();
     for item in dotenvy::from_read_iter(text.as_bytes()) {
         let (k, v) = item.map_err(|e| dotenv_error(&path, &e))?;
+        // The example's placeholder, copied along with the file, would override a real key
+        // exported in the shell.
+        if KEY_VARS.contains(&k.as_str()) && v.trim() == KEY_PLACEHOLDER {
+            placeholders.push(k);
+            continue;
+        }
         from_dotenv.push(k.clone());
         vars.insert(k, v);
     }
-    Ok(Environment { vars, dotenv: DotEnvFile::Read(path), from_dotenv })
+    Ok(Environment { vars, dotenv: DotEnvFile::Read(path), from_dotenv, placeholders })
 }
 
 /// A dotenvy error as one line that names the 1-based line number where it can.
@@ -342,6 +403,9 @@ fn collapse_whitespace(text: &str) -> String {
 /// [`ConfigError::Missing`] naming `MODEL_ID`, or `ANTHROPIC_API_KEY` when the official endpoint is
 /// used without a key; [`ConfigError::Invalid`] for an unknown `AUTH_TYPE` or a base URL that is
 /// not http(s).
+///
+/// The key: [`key_variable`]. `ANTHROPIC_AUTH_TOKEN` with a base URL goes as
+/// `Authorization: Bearer` unless `AUTH_TYPE` says `x-api-key`.
 pub fn resolve(
     vars: &Environment,
     model_flag: Option<&str>,
@@ -380,11 +444,9 @@ pub fn resolve(
             });
         }
     }
-    let api_key = match &custom_base {
-        // A custom endpoint: ANTHROPIC_AUTH_TOKEN is ignored on purpose (course §0).
-        Some(_) => get("ANTHROPIC_API_KEY"),
-        None => get("ANTHROPIC_API_KEY").or_else(|| get("ANTHROPIC_AUTH_TOKEN")),
-    };
+    let key_name = key_variable(vars, custom_base.is_some());
+    let api_key = key_name.and_then(get);
+    let token_with_base = custom_base.is_some() && key_name == Some("ANTHROPIC_AUTH_TOKEN");
     if custom_base.is_none() && api_key.is_none() {
         return Err(ConfigError::Missing {
             name: "ANTHROPIC_API_KEY",
@@ -394,6 +456,7 @@ pub fn resolve(
         });
     }
     let auth = match get("AUTH_TYPE").map(|s| s.to_ascii_lowercase()).as_deref() {
+        None if token_with_base => AuthType::Bearer,
         None | Some("x-api-key") | Some("api-key") | Some("apikey") => AuthType::ApiKey,
         Some("bearer") => AuthType::Bearer,
         Some(_) => {
@@ -407,6 +470,16 @@ pub fn resolve(
     let base_url =
         custom_base.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()).trim_end_matches('/').to_owned();
     Ok(Config { model, base_url, api_key, auth })
+}
+
+/// The variable [`resolve`] takes the key from, or `None` when neither is set (blank counts as
+/// unset). With a base URL (`custom_base`), `ANTHROPIC_AUTH_TOKEN` first, as compatible endpoints
+/// document it for Claude Code, then `ANTHROPIC_API_KEY`; for the official endpoint,
+/// `ANTHROPIC_API_KEY` first, then `ANTHROPIC_AUTH_TOKEN`.
+pub fn key_variable(vars: &Environment, custom_base: bool) -> Option<&'static str> {
+    let set = |k: &&str| vars.get(*k).is_some_and(|v| !v.trim().is_empty());
+    let order = if custom_base { [KEY_VARS[1], KEY_VARS[0]] } else { KEY_VARS };
+    order.into_iter().find(set)
 }
 
 #[cfg(test)]
@@ -512,21 +585,39 @@ mod tests {
     }
 
     #[test]
-    fn auth_token_is_ignored_when_a_base_url_is_set() {
-        let c = resolve(
-            &vars(&[
-                ("MODEL_ID", "m"),
-                ("ANTHROPIC_BASE_URL", "http://x/"),
-                ("ANTHROPIC_AUTH_TOKEN", "secret"),
-            ]),
-            None,
-            None,
-        )
-        .unwrap();
-        assert_eq!(c.api_key, None);
+    fn auth_token_with_a_base_url_is_sent_as_a_bearer_token() {
+        let base =
+            [("MODEL_ID", "m"), ("ANTHROPIC_BASE_URL", "http://x/"), ("ANTHROPIC_AUTH_TOKEN", "secret")];
+        let c = resolve(&vars(&base), None, None).unwrap();
+        assert_eq!((c.api_key.as_deref(), c.auth), (Some("secret"), AuthType::Bearer));
         assert_eq!(c.base_url, "http://x");
+        // It is what those endpoints document, so it wins over a key meant for Anthropic.
+        let both = [base.as_slice(), &[("ANTHROPIC_API_KEY", "anthropic")]].concat();
+        assert_eq!(resolve(&vars(&both), None, None).unwrap().api_key.as_deref(), Some("secret"));
+        let told = [base.as_slice(), &[("AUTH_TYPE", "x-api-key")]].concat();
+        assert_eq!(resolve(&vars(&told), None, None).unwrap().auth, AuthType::ApiKey);
         let c = resolve(&vars(&[("MODEL_ID", "m"), ("ANTHROPIC_AUTH_TOKEN", "t")]), None, None).unwrap();
-        assert_eq!(c.api_key.as_deref(), Some("t"));
+        assert_eq!((c.api_key.as_deref(), c.auth), (Some("t"), AuthType::ApiKey));
+    }
+
+    #[test]
+    fn the_example_placeholder_in_dotenv_counts_as_unset() {
+        let example = include_str!("../../../.env.example");
+        assert!(example.contains(&format!("\nANTHROPIC_API_KEY={KEY_PLACEHOLDER}\n")), "{example}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), format!("MODEL_ID=m\nANTHROPIC_API_KEY={KEY_PLACEHOLDER}\n"))
+            .unwrap();
+        let env = environment(dir.path()).unwrap();
+        let path = dir.path().join(".env");
+        assert_eq!(env.origin("MODEL_ID"), Some(Origin::DotEnv(path.clone())));
+        assert_ne!(env.get("ANTHROPIC_API_KEY").map(String::as_str), Some(KEY_PLACEHOLDER));
+        assert_eq!(env.key_file(), None);
+        let notice = env.placeholder_notice().unwrap();
+        assert!(notice.starts_with(&format!(
+            "config: ANTHROPIC_API_KEY in {} is still the placeholder",
+            path.display()
+        )));
+        assert!(!notice.contains('\n'), "{notice}");
     }
 
     #[test]

@@ -451,12 +451,14 @@ pub fn register_large_output_hook(registry: &mut HookRegistry, events: Events) {
     });
 }
 
-/// Registers the summary hook on `Stop`: prints `[HOOK] Stop: session used N tool calls`,
+/// Registers the summary hook on `Stop`: prints `[HOOK] Stop: session used N tool calls` (`1 tool
+/// call`),
 /// N being the session's tool calls that ran, across turns; it never answers.
 pub fn register_summary_hook(registry: &mut HookRegistry, events: Events) {
     registry.register(HookEvent::Stop, "summary", move |ctx| {
         if let HookContext::Stop { tool_calls, .. } = ctx {
-            line(&*events, Level::Info, &format!("[HOOK] Stop: session used {tool_calls} tool calls"));
+            let calls = if *tool_calls == 1 { "tool call" } else { "tool calls" };
+            line(&*events, Level::Info, &format!("[HOOK] Stop: session used {tool_calls} {calls}"));
         }
         Ok(None)
     });

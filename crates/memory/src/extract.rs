@@ -148,23 +148,35 @@ pub fn is_temporary(text: &str) -> bool {
 /// wording, and no `existing` record has the same slug, description or body (compared
 /// normalised). The type was checked by [`validate_memory_record`].
 pub fn should_store_memory(candidate: &Candidate, existing: &[MemoryRecord]) -> bool {
+    not_stored_because(candidate, existing).is_none()
+}
+
+/// Why [`should_store_memory`] turns `candidate` down, in a few words for the line that names
+/// what was dropped (`its scope is current_task, not persistent`); `None` when it is stored.
+pub fn not_stored_because(candidate: &Candidate, existing: &[MemoryRecord]) -> Option<String> {
     let record = &candidate.record;
     if candidate.scope.as_deref() != Some("persistent") {
-        return false;
+        return Some(format!(
+            "its scope is {}, not persistent",
+            candidate.scope.as_deref().unwrap_or("unset")
+        ));
     }
     if record.name.is_empty() || record.description.is_empty() || record.body.is_empty() {
-        return false;
+        return Some("a name, description or body is empty".into());
     }
     if is_temporary(&format!("{}\n{}\n{}", record.name, record.description, record.body)) {
-        return false;
+        return Some("it reads as temporary".into());
     }
     let (slug, description, body) =
         (memory_slug(&record.name), normalized(&record.description), normalized(&record.body));
-    !existing.iter().any(|m| {
-        memory_slug(&m.name) == slug
-            || normalized(&m.description) == description
-            || normalized(&m.body) == body
-    })
+    existing
+        .iter()
+        .find(|m| {
+            memory_slug(&m.name) == slug
+                || normalized(&m.description) == description
+                || normalized(&m.body) == body
+        })
+        .map(|m| format!("it repeats {}", m.filename))
 }
 
 /// The extraction call's one user message (the course's wording): the existing catalog
@@ -194,6 +206,9 @@ pub struct Extraction {
     pub stored: Vec<String>,
     /// Candidates that passed [`should_store_memory`] but hold a secret: what each holds.
     pub refused: Vec<String>,
+    /// The proposed items not stored for another reason: `NAME (WHY)` each, such as
+    /// `deploy-status (it reads as temporary)`, or `item N (…)` for one without a usable name.
+    pub dropped: Vec<String>,
     /// How many records the store holds afterwards.
     pub total: usize,
 }
@@ -218,9 +233,16 @@ pub async fn extract_memories(
     let reply = ask_model(calls, extraction_prompt(&existing, &dialogue), EXTRACT_MAX_TOKENS).await?;
     let items = extract_json_array(&reply);
     let mut done = Extraction { proposed: items.len(), ..Extraction::default() };
-    for item in items {
-        let Some(candidate) = validate_memory_record(&item, true) else { continue };
-        if !should_store_memory(&candidate, &existing) {
+    for (i, item) in items.into_iter().enumerate() {
+        let Some(candidate) = validate_memory_record(&item, true) else {
+            let name = item["name"].as_str().map(str::trim).filter(|n| !n.is_empty());
+            let name = name.map_or_else(|| format!("item {}", i + 1), str::to_owned);
+            done.dropped
+                .push(format!("{name} (not a record: it needs name, type, scope, description and body)"));
+            continue;
+        };
+        if let Some(why) = not_stored_because(&candidate, &existing) {
+            done.dropped.push(format!("{} ({why})", candidate.record.name));
             continue;
         }
         match store.write_memory_file(&candidate.record) {

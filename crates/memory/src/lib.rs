@@ -363,16 +363,22 @@ impl Extension for MemoryExtension {
         // As the course: the line only when something was stored; a turn with nothing worth
         // keeping stays quiet.
         if !done.stored.is_empty() {
-            Self::say(events, &format!("[Memory: stored {} records]", done.stored.len()));
+            Self::say(events, &format!("[Memory: stored {}]", records(done.stored.len())));
         }
         if done.proposed > 0 {
             let stored = if done.stored.is_empty() { "none".to_owned() } else { done.stored.join(", ") };
+            let dropped = if done.dropped.is_empty() {
+                String::new()
+            } else {
+                format!("; dropped: {}", done.dropped.join(", "))
+            };
             line(
                 events,
                 Level::Detail,
                 &format!(
-                    "  the model proposed {}; stored: {stored}; {} records in all",
-                    done.proposed, done.total
+                    "  the model proposed {}; stored: {stored}{dropped}; {} in all",
+                    done.proposed,
+                    records(done.total)
                 ),
             );
         }
@@ -385,12 +391,17 @@ impl Extension for MemoryExtension {
         add(&mut self.memory.locked().consolidation, &own);
         match consolidated {
             Ok(Some(c)) => {
-                Self::say(events, &format!("[Memory: consolidated {} to {} records]", c.before, c.after))
+                Self::say(events, &format!("[Memory: consolidated {} to {}]", c.before, records(c.after)))
             }
             Ok(None) => {}
             Err(e) => Self::say(events, &format!("[Memory consolidation skipped: {e}]")),
         }
     }
+}
+
+/// `1 record`, `N records`.
+fn records(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "record" } else { "records" })
 }
 
 /// Adds `part` to `total`.
@@ -511,8 +522,8 @@ mod tests {
             log.lines(),
             [
                 "[Memory: no records yet; nothing to recall]",
-                "[Memory: stored 1 records]",
-                "  the model proposed 1; stored: code-style.md; 1 records in all",
+                "[Memory: stored 1 record]",
+                "  the model proposed 1; stored: code-style.md; 1 record in all",
             ]
         );
         assert!(dir.path().join(".memory/code-style.md").is_file());

@@ -426,5 +426,4 @@ const FINISH_WAIT: Duration = Duration::from_millis(200);
 const FINISH_BYTES: usize = 64 * 1024;
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;
