@@ -513,7 +513,15 @@ fn agent_from(setup: &Setup, composed: impl IntoComposed) -> Result<Started, Sta
     if setup.allowed.in_use() && !commands.iter().any(|c| c.name == "permissions") {
         commands.push(repl::permissions_command(setup.allowed.clone()));
     }
-    Ok(Started { agent: builder.build(), commands, prompt, quit_words, demo: None, dotenv: None, start_line: None })
+    Ok(Started {
+        agent: builder.build(),
+        commands,
+        prompt,
+        quit_words,
+        demo: None,
+        dotenv: None,
+        start_line: None,
+    })
 }
 
 async fn run_async<H: IntoComposed>(
@@ -546,13 +554,14 @@ async fn run_async<H: IntoComposed>(
     } else {
         start(chapter, args, &terminal, tool_options, runtime, build)
     };
-    let Started { mut agent, commands, prompt: own_prompt, quit_words, demo, dotenv, start_line } = match started {
-        Ok(s) => s,
-        Err(e) => {
-            ui.error(&e.to_string());
-            return ExitCode::from(EXIT_CONFIG);
-        }
-    };
+    let Started { mut agent, commands, prompt: own_prompt, quit_words, demo, dotenv, start_line } =
+        match started {
+            Ok(s) => s,
+            Err(e) => {
+                ui.error(&e.to_string());
+                return ExitCode::from(EXIT_CONFIG);
+            }
+        };
     let (chapter, prompt, keep) = (*chapter, args.prompt.clone().or(own_prompt), args.keep);
     let session = async move {
         let mut history = Vec::new();

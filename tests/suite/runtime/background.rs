@@ -23,7 +23,10 @@ fn first_result(server: &MockServer, i: usize) -> Value {
 #[test]
 fn the_exit_status_of_a_background_command_arrives_later_as_an_automatic_turn() {
     let ws = tempfile::tempdir().unwrap();
-    let command = "while [ ! -e go ]; do sleep 0.05; done; echo finished; exit 3";
+    // The command blocks reading the named pipe `go` until the test opens it: a command the
+    // permission check lets run unasked (a loop would ask).
+    make_fifo(&ws.path().join("go"));
+    let command = "cat go; echo finished; exit 3";
     let server = MockServer::start(vec![
         reply::tool_uses(&[("toolu_b1", "bash", json!({"command": command, "run_in_background": true}))]),
         reply::text("started it"),
@@ -168,16 +171,13 @@ fn slash_bashes_lists_the_background_commands() {
     let server = MockServer::start(vec![
         reply::tool_uses(&[
             ("toolu_l1", "bash", json!({"command": "exit 4", "run_in_background": true})),
-            (
-                "toolu_l2",
-                "bash",
-                json!({"command": "while [ ! -e go ]; do sleep 0.05; done", "run_in_background": true}),
-            ),
+            ("toolu_l2", "bash", json!({"command": "cat go", "run_in_background": true})),
         ]),
         reply::text("both started"),
         reply::text("the first one failed"),
         reply::text("the second one is done"),
     ]);
+    make_fifo(&ws.path().join("go"));
     let mut rt = e2e::on_pty(harness(ws.path(), &server));
     rt.exp_string(super::PROMPT).unwrap();
     rt.send_line("start two").unwrap();
@@ -188,7 +188,7 @@ fn slash_bashes_lists_the_background_commands() {
     rt.exp_string("bg_0001  failed").unwrap();
     rt.exp_string("exit code 4").unwrap();
     rt.exp_string("bg_0002  running").unwrap();
-    rt.exp_string("while [ ! -e go ]").unwrap();
+    rt.exp_string("cat go").unwrap();
     rt.exp_string(super::PROMPT).unwrap();
     std::fs::write(ws.path().join("go"), "").unwrap();
     rt.exp_string("the second one is done").unwrap();
@@ -200,4 +200,10 @@ fn slash_bashes_lists_the_background_commands() {
     rt.send_line("q").unwrap();
     rt.exp_eof().unwrap();
     server.assert_api_rules();
+}
+
+/// A named pipe at `path`: a command reading it (`cat go`) waits until the test writes to it.
+fn make_fifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status().expect("run mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
 }

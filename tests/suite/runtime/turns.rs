@@ -101,14 +101,13 @@ fn on_a_dumb_terminal_the_prompt_comes_back_and_the_typed_line_is_still_sent_who
 fn an_item_queued_during_a_user_turn_waits_for_its_end() {
     let ws = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        reply::tool_uses(&[(
-            "toolu_w1",
-            "bash",
-            json!({"command": "while [ ! -e go ]; do sleep 0.05; done; echo released"}),
-        )]),
+        reply::tool_uses(&[("toolu_w1", "bash", json!({"command": "cat go; echo released"}))]),
         reply::text("user turn done"),
         reply::text("event handled"),
     ]);
+    // The tool blocks reading the named pipe `go` until the test writes to it (a loop would ask).
+    let made = std::process::Command::new("mkfifo").arg(ws.path().join("go")).status().unwrap();
+    assert!(made.success(), "mkfifo");
     let mut rt = on_pty(harness(ws.path(), &server));
     rt.exp_string(PROMPT).unwrap();
     rt.send_line("wait for go").unwrap();
