@@ -194,10 +194,7 @@ fn check_excerpts(root: &Path, page: &Path, parsed: &Page, problems: &mut Vec<St
 }
 
 fn has_read_the_code(parsed: &Page) -> bool {
-    parsed
-        .sections
-        .iter()
-        .any(|(h, _)| h.starts_with("Read the code") || h.starts_with("读代码"))
+    parsed.sections.iter().any(|(h, _)| h.starts_with("Read the code") || h.starts_with("读代码"))
 }
 
 #[test]
