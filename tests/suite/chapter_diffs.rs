@@ -120,14 +120,37 @@ fn s06_to_s09_is_the_task_tool_leaving_and_memory_arriving() {
 }
 
 #[test]
-fn s09_to_s10_is_memory_leaving_and_the_task_system_arriving() {
-    // Both are the s04 kernel plus one mechanism (COURSE-s10-s17 §0.1): memory's extension and
-    // commands leave, the task tools (added after the kernel's five) and `/tasks` arrive; the
-    // kernel call is the same line in both, and nothing of the permission check is written here.
+fn s06_to_s10_is_the_task_tool_leaving_and_the_task_system_arriving() {
+    // Both are the s04 kernel plus one mechanism (COURSE-s10-s17 §0.1), with the kernel's plain
+    // deny-list text (s09 names the matched entry, so s06 is the closer base): the subagent's
+    // task tool and its commands leave, the task tools (added after the kernel's five) and
+    // `/tasks` arrive; the kernel call is the same line in both, and nothing of the permission
+    // check is written here.
     assert_mentions(
-        "s09",
+        "s06",
         "s10",
-        &["Memory", "memory.extension", "TaskTools", "tasks.add_to", "tasks.commands"],
+        &["Subagents", "task_tool", "TaskTools", "tasks.add_to", "tasks.commands"],
         &["permission", "approver", "deny", "todo", "course_hooks", "tools::all", "setup.kernel"],
+    );
+}
+
+#[test]
+fn s06_to_s11_is_the_task_tool_leaving_and_background_bash_arriving() {
+    // Both are the s04 kernel plus one mechanism (COURSE-s10-s17 §0.1): the subagent's task tool
+    // and its commands leave; the BackgroundManager arrives with its bash (which replaces the
+    // kernel's in place), its collector before each request and `/bg`. Nothing of the permission
+    // check or the other base tools is written here: a background call passes the same hooks.
+    assert_mentions(
+        "s06",
+        "s11",
+        &[
+            "Subagents",
+            "task_tool",
+            "BackgroundManager",
+            "manager.bash_tool",
+            "manager.extension",
+            "manager.commands",
+        ],
+        &["permission", "approver", "todo", "course_hooks", "tools::", "DenyList"],
     );
 }

@@ -22,6 +22,7 @@ const BANNERS: &[(&str, &str)] = &[
     ("s08", "s08: Context Compact - archive, reduce, then summarize"),
     ("s09", "s09: Memory - selective knowledge across sessions"),
     ("s10", "s10: Task System - dependencies and task state"),
+    ("s11", "s11: Background Tasks - explicit background Bash execution"),
 ];
 
 #[test]

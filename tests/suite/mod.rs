@@ -23,4 +23,5 @@ mod s07;
 mod s08;
 mod s09;
 mod s10;
+mod s11;
 mod stream;

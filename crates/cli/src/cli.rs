@@ -449,7 +449,11 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
         no_network: args.no_network,
         allow_unix_sockets: args.allow_unix_sockets,
     };
-    let tool_options = ToolOptions { bash_timeout: Duration::from_secs(args.bash_timeout.max(1)), sandbox };
+    let tool_options = ToolOptions {
+        bash_timeout: Duration::from_secs(args.bash_timeout.max(1)),
+        sandbox,
+        ..ToolOptions::default()
+    };
     if let Some(line) = sandbox.notice() {
         ui.warning(&line);
     }

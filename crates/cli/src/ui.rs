@@ -298,6 +298,22 @@ impl Terminal {
                 ));
             }
             StopNote::PromptBlocked(why) => ui.notice(why),
+            StopNote::MaxTokensRaised(max) => ui.notice(&format!(
+                "[max_tokens] the answer was cut off; asking again with max_tokens {max}"
+            )),
+            StopNote::Continued { times, max, dropped_tool_calls } => {
+                let dropped = match dropped_tool_calls {
+                    0 => String::new(),
+                    n => format!(" (its cut-off tool call(s), {n}, were dropped unrun)"),
+                };
+                ui.notice(&format!(
+                    "[max_tokens] the answer was cut off again{dropped}; asking the model to continue ({times} of {max})"
+                ))
+            }
+            StopNote::FallbackModel { model, overloaded } => ui.warning(&format!(
+                "[529] the model was overloaded {overloaded} times in a row; switching to {model}"
+            )),
+            StopNote::ErrorAnswered(text) => ui.answer(text),
             _ => {}
         }
     }

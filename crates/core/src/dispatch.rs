@@ -296,15 +296,25 @@ impl ToolOutcome {
 }
 
 /// The dispatch map: tools in registration order, looked up by name.
+///
+/// A clone shares the tools (two reference counts, no copy), so a loop may take a copy for each
+/// request and let an extension add a tool to it ([`crate::extension::Extension::before_request`]);
+/// registering on a shared map copies it first.
 #[derive(Clone, Default)]
 pub struct DispatchMap {
-    tools: Vec<Arc<dyn Tool>>,
-    index: HashMap<String, usize>,
+    entries: Arc<Entries>,
     /// The tools' specs, built once at registration and shared by every request (building them
     /// anew each round cost a tenth of a round's instructions).
     specs: Arc<[ToolSpec]>,
     /// How a call to a tool not in the map is answered.
     unknown: UnknownTool,
+}
+
+/// The tools of a [`DispatchMap`], in order, and where each name is.
+#[derive(Clone, Default)]
+struct Entries {
+    tools: Vec<Arc<dyn Tool>>,
+    index: HashMap<String, usize>,
 }
 
 impl DispatchMap {
@@ -319,14 +329,15 @@ impl DispatchMap {
         let tool: Arc<dyn Tool> = Arc::new(tool);
         let spec = tool.spec();
         let mut specs = self.specs.to_vec();
-        match self.index.get(&spec.name) {
+        let entries = Arc::make_mut(&mut self.entries);
+        match entries.index.get(&spec.name) {
             Some(&i) => {
-                self.tools[i] = tool;
+                entries.tools[i] = tool;
                 specs[i] = spec;
             }
             None => {
-                self.index.insert(spec.name.clone(), self.tools.len());
-                self.tools.push(tool);
+                entries.index.insert(spec.name.clone(), entries.tools.len());
+                entries.tools.push(tool);
                 specs.push(spec);
             }
         }
@@ -345,7 +356,7 @@ impl DispatchMap {
     /// chapter whose course chapter describes a base tool in its own words); nothing happens when
     /// no such tool is registered.
     pub fn describe(mut self, name: &str, text: &str) -> Self {
-        if let Some(&i) = self.index.get(name) {
+        if let Some(&i) = self.entries.index.get(name) {
             let mut specs = self.specs.to_vec();
             specs[i].description = text.to_owned();
             self.specs = specs.into();
@@ -372,12 +383,12 @@ impl DispatchMap {
 
     /// Whether the tool of that name shows its own output ([`Tool::displays_output`]).
     pub fn displays_output(&self, name: &str) -> bool {
-        self.index.get(name).is_some_and(|&i| self.tools[i].displays_output())
+        self.entries.index.get(name).is_some_and(|&i| self.entries.tools[i].displays_output())
     }
 
     /// Whether a tool of that name is registered.
     pub fn contains(&self, name: &str) -> bool {
-        self.index.contains_key(name)
+        self.entries.index.contains_key(name)
     }
 
     /// Parses `block`'s input into its tool's arguments, once, and asks the tool what they are
@@ -385,11 +396,11 @@ impl DispatchMap {
     /// result.
     pub fn prepare(&self, block: &ToolUseBlock) -> ToolCall {
         let block = block.clone();
-        let Some(&i) = self.index.get(&block.name) else {
+        let Some(&i) = self.entries.index.get(&block.name) else {
             let unknown = ToolOutcome::error(self.unknown.text(&block.name));
             return ToolCall { block, subject: Subject::Nothing, run: Some(Err(unknown)) };
         };
-        let tool = Arc::clone(&self.tools[i]);
+        let tool = Arc::clone(&self.entries.tools[i]);
         match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(&block.input))) {
             Ok(Ok(Prepared { subject, run })) => ToolCall { block, subject, run: Some(Ok(run)) },
             Ok(Err(e)) => ToolCall {

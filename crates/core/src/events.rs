@@ -11,6 +11,7 @@
 //! reported in the order it happened, from the task that runs the loop.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::error::ApiError;
@@ -131,6 +132,32 @@ pub enum StopNote<'a> {
     RefusedTurnRemoved(usize),
     /// A `UserPromptSubmit` decision blocked the prompt, with its reason.
     PromptBlocked(&'a str),
+    /// The answer was cut off at `max_tokens`: it was dropped, and the request is sent again with
+    /// this larger `max_tokens` ([`crate::agent::AgentBuilder::escalate_max_tokens`]; course s15).
+    MaxTokensRaised(u32),
+    /// The answer was cut off at `max_tokens` again: what it said stays, and the model is asked
+    /// to continue ([`crate::agent::AgentBuilder::continue_after_max_tokens`]; course s15).
+    Continued {
+        /// Which continuation of this loop this is, from 1.
+        times: u32,
+        /// How many continuations the loop allows.
+        max: u32,
+        /// How many `tool_use` blocks of the cut-off answer were dropped, unrun: the last one was
+        /// cut in the middle, and none has a result.
+        dropped_tool_calls: usize,
+    },
+    /// The model was overloaded (529) this many times in a row; the loop sends its requests to
+    /// the fallback model from here on ([`crate::agent::AgentBuilder::fallback_model`]; course
+    /// s15).
+    FallbackModel {
+        /// The fallback model's id.
+        model: &'a str,
+        /// The overloaded answers in a row that caused the switch.
+        overloaded: u32,
+    },
+    /// The request failed and the error became the turn's answer, this assistant text
+    /// ([`crate::agent::AgentBuilder::errors_as_text`]; course s13–s15's `[Error] …`).
+    ErrorAnswered(&'a str),
 }
 
 /// Receives [`Event`]s. The one method has a no-op default, so `struct Quiet; impl EventSink for
@@ -167,4 +194,89 @@ pub fn silent() -> Events {
 /// what it did (`[HOOK] bash(ls)`, `[snip: 12 messages archived …]`).
 pub fn line(sink: &dyn EventSink, level: Level, text: &str) {
     sink.on_event(&Event::Line(level, text));
+}
+
+/// The listener of one of several agents that share another listener (course s13's teammates
+/// beside the Lead, on one terminal): passes every event on with the agent's prefix
+/// (`[alice] `) at the start of each line it shows, so interleaved output says whose it is.
+///
+/// Text that streams is prefixed at each line start; an answer that did not stream is passed on
+/// as prefixed text before its [`Event::Response`]; a tool call's name, its result and any
+/// [`Event::Line`] or [`Event::Injected`] text get the prefix on each line. Other events pass
+/// unchanged.
+pub struct Prefixed {
+    prefix: String,
+    inner: Events,
+    /// Whether this agent's streamed text so far ends a line.
+    at_line_start: AtomicBool,
+}
+
+impl Prefixed {
+    /// A listener that passes `inner` every event of one agent with `prefix` on its lines.
+    pub fn new(prefix: impl Into<String>, inner: Events) -> Self {
+        Self { prefix: prefix.into(), inner, at_line_start: AtomicBool::new(true) }
+    }
+
+    /// `text` with the prefix at the start of each of its lines.
+    fn lines(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + self.prefix.len());
+        for (i, line) in text.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&self.prefix);
+            out.push_str(line);
+        }
+        out
+    }
+
+    /// Streamed `text`, prefixed where a line starts.
+    fn delta(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + self.prefix.len());
+        let mut at_start = self.at_line_start.load(Ordering::Relaxed);
+        for piece in text.split_inclusive('\n') {
+            if at_start {
+                out.push_str(&self.prefix);
+            }
+            out.push_str(piece);
+            at_start = piece.ends_with('\n');
+        }
+        self.at_line_start.store(at_start, Ordering::Relaxed);
+        out
+    }
+}
+
+impl EventSink for Prefixed {
+    fn on_event(&self, event: &Event<'_>) {
+        match event {
+            Event::Request => {
+                self.at_line_start.store(true, Ordering::Relaxed);
+                self.inner.on_event(event);
+            }
+            Event::TextDelta(text) => self.inner.on_event(&Event::TextDelta(&self.delta(text))),
+            Event::Response { result: Ok(response), streamed: false } => {
+                let text = response.text();
+                if !text.is_empty() {
+                    self.inner.on_event(&Event::TextDelta(&self.delta(&text)));
+                }
+                self.inner.on_event(&Event::Response { result: Ok(response), streamed: !text.is_empty() });
+            }
+            Event::ToolCall { name, input, blocked } => {
+                let name = format!("{}{name}", self.prefix);
+                self.inner.on_event(&Event::ToolCall { name: &name, input: *input, blocked: *blocked });
+            }
+            Event::ToolResult { name, content, is_error, shows_own_output } => {
+                let content = self.lines(content);
+                self.inner.on_event(&Event::ToolResult {
+                    name,
+                    content: &content,
+                    is_error: *is_error,
+                    shows_own_output: *shows_own_output,
+                });
+            }
+            Event::Injected(text) => self.inner.on_event(&Event::Injected(&self.lines(text))),
+            Event::Line(level, text) => self.inner.on_event(&Event::Line(*level, &self.lines(text))),
+            _ => self.inner.on_event(event),
+        }
+    }
 }

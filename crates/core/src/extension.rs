@@ -11,18 +11,19 @@
 //!  prompt ─► begin_turn ─► user_prompt_submit ─► (joins history) ─► before_turn (SYSTEM)
 //!    ┌────────────────────────────────────────────────────────────────────┘
 //!    ▼
-//!  pre_inference ─► [model] ──failed──► on_request_error ─► retry once
-//!    ▲                 │
+//!  pre_inference ─► before_request (SYSTEM, tools) ─► [model] ──failed──► on_request_error ─► retry once
+//!    ▲                                                   │
+//!    │                 ┌─────────────────────────────────┘
 //!    │                 ├─ tool_use ─► per call: pre_tool_use ─► run ─► post_tool_use
 //!    │                 │             after_round (text appended after every tool_result)
 //!    └─────────────────┤             after_tool_batch (the results are in; may rewrite or end)
-//!                      └─ no tool_use ─► stop ─► maybe continue ─► after_answer (async, model)
+//!                      └─ no tool_use ─► stop_turn (async, model) ─► maybe continue ─► after_answer (async, model)
 //! ```
 //!
 //! The methods and the course's hook events (s04) map one to one where the course has an event:
 //! `user_prompt_submit` is `UserPromptSubmit`, `pre_tool_use` is `PreToolUse`, `post_tool_use` is
-//! `PostToolUse` and `stop` is `Stop`; the others are moments of the loop that no course hook
-//! names.
+//! `PostToolUse` and `stop_turn` (with its synchronous shorthand `stop`) is `Stop`; the others
+//! are moments of the loop that no course hook names.
 //!
 //! The history an extension rewrites (`pre_inference`, `after_tool_batch`, `on_request_error`)
 //! is the one the session keeps: the loop sends `normalize_messages` of it, and the send path's
@@ -33,10 +34,12 @@
 
 use std::sync::Arc;
 
-use crate::dispatch::{ToolCall, ToolOutcome};
+use crate::dispatch::{DispatchMap, ToolCall, ToolOutcome};
 use crate::error::ApiError;
 use crate::events::{Event, EventSink};
-use crate::messages::{Message, MessagesRequest, MessagesResponse, ToolUseBlock, Usage, UsageTotals};
+use crate::messages::{
+    Message, MessagesRequest, MessagesResponse, SharedUsage, ToolUseBlock, Usage, UsageTotals,
+};
 use crate::model::Model;
 
 /// What an extension decides about a prompt or a tool call.
@@ -61,13 +64,15 @@ pub struct CallRecord {
     pub is_error: bool,
 }
 
-/// The model as an extension may call it for its own purposes (a summary, a recall): the
-/// loop's model and `model` id, and the session's usage, to which [`ModelHandle::create`] adds
-/// each call's tokens so that `/usage` counts them.
+/// The model as an extension may call it for its own purposes (a summary, a recall, a goal's
+/// evaluation): the loop's model and `model` id, and the session's usage, to which
+/// [`ModelHandle::create`] adds each call's tokens so that `/usage` counts them (and the total of
+/// several agents, when the agent has one: [`crate::agent::AgentBuilder::usage_total`]).
 pub struct ModelHandle<'a> {
     model: &'a Arc<dyn Model>,
     model_id: &'a str,
     usage: &'a mut UsageTotals,
+    total: Option<&'a SharedUsage>,
     events: &'a dyn EventSink,
 }
 
@@ -79,7 +84,13 @@ impl<'a> ModelHandle<'a> {
         usage: &'a mut UsageTotals,
         events: &'a dyn EventSink,
     ) -> Self {
-        Self { model, model_id, usage, events }
+        Self { model, model_id, usage, total: None, events }
+    }
+
+    /// Also counts each call's usage into `total` (the total of several agents).
+    pub fn with_total(mut self, total: Option<&'a SharedUsage>) -> Self {
+        self.total = total;
+        self
     }
 
     /// The model, shared.
@@ -102,6 +113,9 @@ impl<'a> ModelHandle<'a> {
         let retries = RetriesOnly(self.events);
         let response = self.model.create(request, &retries).await?;
         self.usage.add(&response.usage);
+        if let Some(total) = self.total {
+            total.add(&response.usage);
+        }
         Ok(response)
     }
 }
@@ -151,6 +165,66 @@ pub struct TurnContext<'a> {
     pub model: ModelHandle<'a>,
     /// Where the extension says what it did.
     pub events: &'a dyn EventSink,
+}
+
+/// What an extension sets before each request ([`Extension::before_request`]): the SYSTEM
+/// prompt and the tools this request sends. Each request starts from the turn's SYSTEM (the
+/// chapter's, as [`Extension::before_turn`] left it) and the agent's tools, so an extension says
+/// every time what it adds: the course's s14 and s15 assemble the tool pool and the prompt
+/// before every request the same way.
+pub struct RequestContext<'a> {
+    /// This request's SYSTEM prompt; an extension may change it or replace it (s15 rebuilds it
+    /// with the time, the skills, the memory and the connected MCP servers).
+    pub system: &'a mut String,
+    /// This request's tools, in the request's order. A tool registered here is sent with this
+    /// request, and a call of it in the answer is dispatched through this map (s14's MCP tools,
+    /// s16's `Workflow`). A clone of the agent's map until changed ([`DispatchMap`] clones share).
+    pub tools: &'a mut DispatchMap,
+    /// The history the request is built from.
+    pub history: &'a [Message],
+    /// Where the extension says what it did.
+    pub events: &'a dyn EventSink,
+}
+
+/// What a `Stop` extension sees when the model answered without a tool call
+/// ([`Extension::stop_turn`]).
+pub struct StopContext<'a> {
+    /// The history, the answer included.
+    pub history: &'a [Message],
+    /// The answer.
+    pub response: &'a MessagesResponse,
+    /// How often this turn the loop was already sent back to work (by a `Stop` extension or
+    /// `pause_turn`).
+    pub continuations: u32,
+    /// The most continuations a turn may have
+    /// ([`crate::agent::AgentBuilder::max_stop_continuations`]): when `continuations` has reached
+    /// it, a [`StopDecision::Continue`] is refused and the turn ends
+    /// ([`crate::events::StopNote::StopHookCap`]).
+    pub max_continuations: u32,
+    /// The model, for a call of the extension's own (s17's tool-free goal evaluator); its usage
+    /// counts in the session's.
+    pub model: ModelHandle<'a>,
+    /// Where the extension says what it did.
+    pub events: &'a dyn EventSink,
+}
+
+impl StopContext<'_> {
+    /// Whether a [`StopDecision::Continue`] would now be refused: the turn's continuations are
+    /// used up.
+    pub fn at_cap(&self) -> bool {
+        self.continuations >= self.max_continuations
+    }
+}
+
+/// What a `Stop` extension answers ([`Extension::stop_turn`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopDecision {
+    /// The turn may end here (later extensions are still asked).
+    Stop,
+    /// Send the model back to work: the text joins the history as a user message and the loop
+    /// calls the model again, unless the turn's continuations are used up. Later extensions are
+    /// not asked.
+    Continue(String),
 }
 
 /// What an extension sees after the turn's final answer ([`Extension::after_answer`]).
@@ -220,6 +294,20 @@ pub trait Extension: Send {
         Ok(())
     }
 
+    /// Sets the SYSTEM prompt and the tools of the next request, after
+    /// [`Extension::pre_inference`]; called before every request of the loop, the first
+    /// included. Each request starts from the turn's SYSTEM and the agent's tools (see
+    /// [`RequestContext`]); extensions are called in order, each seeing what the one before left.
+    /// The prompt cache follows: the client places its breakpoints on each request as sent, so a
+    /// changed prompt or tool list is a new prefix, and an unchanged one is read again.
+    ///
+    /// # Errors
+    /// An [`ApiError`] ends the request as a failed request would (see
+    /// [`crate::agent::AgentBuilder::errors_as_text`]).
+    async fn before_request(&mut self, _request: &mut RequestContext<'_>) -> Result<(), ApiError> {
+        Ok(())
+    }
+
     /// A request failed with `error` (after the client's own retries). The extension may repair
     /// the history, such as compacting it after `prompt_too_long` (the course's s08 reactive
     /// compaction), and answer [`Recovery::Retry`]: the loop sends the request once more, and a
@@ -264,10 +352,25 @@ pub trait Extension: Send {
         Ok(AfterBatch::Continue)
     }
 
-    /// The model answered without tool calls (`Stop`). `Some(text)` appends `text` as a user
+    /// The model answered without tool calls (`Stop`), the synchronous shorthand of
+    /// [`Extension::stop_turn`] (whose default calls it). `Some(text)` appends `text` as a user
     /// message and calls the model again; `agent_loop` caps how often this may happen per turn.
     fn stop(&mut self, _response: &MessagesResponse) -> Option<String> {
         None
+    }
+
+    /// The model answered without tool calls (`Stop`). The extension may call the model (s17's
+    /// goal evaluator: a separate, tool-free request whose usage counts in the session's) and
+    /// answer [`StopDecision::Continue`] to send the loop back with a user message, or
+    /// [`StopDecision::Stop`]. The first extension that continues wins; the loop allows at most
+    /// [`StopContext::max_continuations`] per turn and then ends the turn. What fails here is the
+    /// extension's to report (s17 keeps the goal and returns control). The default asks
+    /// [`Extension::stop`].
+    async fn stop_turn(&mut self, context: &mut StopContext<'_>) -> StopDecision {
+        match self.stop(context.response) {
+            Some(text) => StopDecision::Continue(text),
+            None => StopDecision::Stop,
+        }
     }
 
     /// The turn ended with a final answer (no `Stop` extension sent the model back). The
@@ -331,6 +434,9 @@ impl<E: Extension> Extension for Shared<E> {
     async fn pre_inference(&mut self, context: &mut LoopContext<'_>) -> Result<(), ApiError> {
         self.0.lock().await.pre_inference(context).await
     }
+    async fn before_request(&mut self, request: &mut RequestContext<'_>) -> Result<(), ApiError> {
+        self.0.lock().await.before_request(request).await
+    }
     async fn on_request_error(
         &mut self,
         context: &mut LoopContext<'_>,
@@ -357,6 +463,9 @@ impl<E: Extension> Extension for Shared<E> {
     }
     fn stop(&mut self, response: &MessagesResponse) -> Option<String> {
         self.0.try_lock().ok()?.stop(response)
+    }
+    async fn stop_turn(&mut self, context: &mut StopContext<'_>) -> StopDecision {
+        self.0.lock().await.stop_turn(context).await
     }
     async fn after_answer(&mut self, context: &mut AnswerContext<'_>) {
         self.0.lock().await.after_answer(context).await;

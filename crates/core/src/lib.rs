@@ -19,9 +19,9 @@
 //! | [`process`] | how a `bash` command starts and ends: its own session, a clean environment, nothing left running (Linux: a subreaper; macOS: the process table) | ours |
 //! | [`sandbox`] | the sandbox for `bash`: `--sandbox`, `--no-network` (Linux: Landlock and seccomp; macOS: Seatbelt) | ours, Codex CLI |
 //! | [`tools`] | `bash`, `read_file`, `write_file`, `edit_file`, `glob` | course §1, §3 |
-//! | [`events`] | what the loop reports instead of printing, and the sink trait | ours, codex-rs |
-//! | [`extension`] | what a chapter may add to a turn: around each request, tool call and tool batch, on a failed request, before the turn and after the answer | course s03–s09, goose |
-//! | [`agent`] | `agent_loop` and one user turn; the [`agent::Agent`] builder | course §0 |
+//! | [`events`] | what the loop reports instead of printing, the sink trait, and a prefixed sink for one of several agents | ours, codex-rs |
+//! | [`extension`] | what a chapter may add to a turn: around each request (its SYSTEM and tools included), tool call and tool batch, on a failed request, before the turn, at `Stop` (with the model) and after the answer | course s03–s09, s14–s17, goose |
+//! | [`agent`] | `agent_loop` and one user turn; the [`agent::Agent`] builder; recovery around a request (`max_tokens` raise and continuation, fallback model, errors as text); several agents at once | course §0, s13–s15 |
 //! | [`permission`] | the permission check: shell tokeniser, the list of known programs, classifier, verdict, the session's allowances | course s04/s05, ours |
 //! | [`hooks`] | `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` | course s04/s05 |
 //! | [`approve`] | the `Allow? [y/N]` answerer the permission hook asks, and the gate that keeps a turn no one started from asking | course s04/s05, s12/s13 |

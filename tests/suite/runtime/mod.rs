@@ -1,11 +1,14 @@
-//! The runtime around the loop, end to end: what the course's s11–s17 stand on, shown against
-//! the loopback Messages API server through the library, never through a chapter. Turns that no
-//! one typed and the terminal they share with the user (`turns`), and background commands
-//! (`background`), run in `runtime-harness` (`tests/harness/runtime.rs`), a small program that
-//! composes the library the way s12, s13 and s15 will.
+//! The runtime around the loop, end to end: what the course's s10–s17 stand on, shown against
+//! the loopback Messages API server from outside `agent-core`, never through a chapter. Turns
+//! that no one typed and the terminal they share with the user (`turns`), and background
+//! commands (`background`), run in `runtime-harness` (`tests/harness/runtime.rs`), a small
+//! program that composes the library the way s12, s13 and s15 will; the loop's own powers (each
+//! request's tools and SYSTEM, a Stop that asks the model, recovery, agents at once) are driven
+//! through the library directly (`loop_hooks`).
 
 #[cfg(target_os = "linux")]
 mod background;
+mod loop_hooks;
 mod turns;
 
 use std::path::Path;

@@ -29,6 +29,20 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// Whether the endpoint said it is overloaded: HTTP 529, or an `overloaded_error`, answered or
+    /// in a stream before any output (the course's s15 counts these to switch to its fallback
+    /// model).
+    pub fn is_overloaded(&self) -> bool {
+        match self {
+            ApiError::Api { status, error_type, .. } => *status == 529 || error_type == "overloaded_error",
+            ApiError::Http { status, .. } => *status == 529,
+            ApiError::Stream { error_type, .. } => error_type == "overloaded_error",
+            _ => false,
+        }
+    }
+}
+
 /// 408, 409, 429 and every 5xx are retried; 400, 401, 402, 403, 404, 413 and the rest are not.
 pub fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 429) || status >= 500

@@ -13,6 +13,11 @@
 //! of the open segment, and the fields after. So a round's cost is the new messages, not the
 //! whole history, and the history's JSON exists once in memory instead of twice.
 //!
+//! Several agents that share one client (teammates, parallel calls) keep one cache between them:
+//! it holds the conversation of the last request sent, so a request of another conversation is
+//! serialised whole and replaces it. That is correct (the comparison is by content), only not
+//! incremental across agents; serialising a history costs far less than its request.
+//!
 //! Prompt caching (see [`super::cache`]) adds nothing to the kept JSON. Each message is kept
 //! unmarked, with the offset of the closing `}` of the block that would carry its breakpoint; at
 //! send time the body's chunks are cut at the offsets of this request's breakpoints and

@@ -561,6 +561,30 @@ impl UsageTotals {
     }
 }
 
+/// Usage totals that several agents add to at once: the total of a team of agents running side
+/// by side (course s13's teammates, s16's parallel calls), beside each agent's own
+/// ([`crate::agent::AgentBuilder::usage_total`]). Each response is counted once, whichever task
+/// adds it.
+#[derive(Debug, Default)]
+pub struct SharedUsage(std::sync::Mutex<UsageTotals>);
+
+impl SharedUsage {
+    /// Totals at zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Counts one response's `usage`.
+    pub fn add(&self, usage: &Usage) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).add(usage);
+    }
+
+    /// The totals so far.
+    pub fn totals(&self) -> UsageTotals {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// A response of `POST /v1/messages`: `{"id","type":"message","role":"assistant","content",…}`.
 ///
 /// Read leniently (NOTES-BOUNDARIES §4): every field may be missing except that the body must

@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use crate::dispatch::DispatchMap;
 use crate::messages::ToolSpec;
 use crate::sandbox::Sandbox;
+use crate::wording::ExitStatus;
 use crate::workspace::Workspace;
 
 pub use bash::{bash, run_command};
@@ -47,11 +48,18 @@ pub struct ToolOptions {
     pub bash_timeout: Duration,
     /// The sandbox `bash` commands run in: `workspace-write` by default.
     pub sandbox: Sandbox,
+    /// How a non-zero exit is reported: `(exit code N)` by default; the course's
+    /// `Error: command exited with status N` from s11 on ([`ExitStatus`]).
+    pub exit_status: ExitStatus,
 }
 
 impl Default for ToolOptions {
     fn default() -> Self {
-        Self { bash_timeout: Duration::from_secs(120), sandbox: Sandbox::default() }
+        Self {
+            bash_timeout: Duration::from_secs(120),
+            sandbox: Sandbox::default(),
+            exit_status: ExitStatus::Note,
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! stderr, trimmed, decoded lossily (an invalid byte becomes U+FFFD; course #510), and cut to the
 //! first 50,000 characters followed by `... (N more characters)`; `(no output)` when empty. A
 //! non-zero exit adds a last line `(exit code N)`, death by a signal `(killed by signal NAME)`
-//! (ours).
+//! (ours); with [`ToolOptions::exit_status`] set to the course's s11 wording, a non-zero exit is
+//! the error `Error: command exited with status N` followed by the output instead.
 //!
 //! Errors (`Error: …` for the model):
 //! - a command containing a deny-list entry → `Dangerous command blocked` (course §1);
@@ -43,6 +44,7 @@ use crate::messages::ToolSpec;
 use crate::process::spawn_shell;
 use crate::sandbox::Sandbox;
 use crate::tools::ToolOptions;
+use crate::wording;
 use crate::workspace::Workspace;
 use deny::deny_list_match;
 
@@ -117,7 +119,13 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
         Ok((out, err, report)) => {
             let report = report.map_err(|e| ToolError::failed(format!("Cannot wait for sh: {e}")))?;
             let status = report.status.unwrap_or_else(|| ExitStatus::from_raw(0));
-            Ok(render(out, err, status, report.stopped, &opts.sandbox))
+            match (opts.exit_status, status.code()) {
+                (wording::ExitStatus::Error, Some(code)) if code != 0 => {
+                    let output = render(out, err, status, report.stopped, &opts.sandbox, false);
+                    Err(ToolError::failed(wording::ExitStatus::error_text(code, &output)))
+                }
+                _ => Ok(render(out, err, status, report.stopped, &opts.sandbox, true)),
+            }
         }
         Err(_) => {
             session.stop();
@@ -172,9 +180,17 @@ pub(crate) async fn capture_into<R: AsyncRead + Unpin>(stream: Option<R>, keep: 
     }
 }
 
-/// Builds the model's text from both streams, the exit status, how many background processes
+/// Builds the model's text from both streams, the exit status (its `(exit code N)` line only with
+/// `exit_note`: the s11 wording puts the code in front instead), how many background processes
 /// were stopped, and the sandbox's hint for a failure it may have caused.
-fn render(out: Captured, err: Captured, status: ExitStatus, stopped: usize, sandbox: &Sandbox) -> String {
+fn render(
+    out: Captured,
+    err: Captured,
+    status: ExitStatus,
+    stopped: usize,
+    sandbox: &Sandbox,
+    exit_note: bool,
+) -> String {
     let mut text = String::from_utf8_lossy(&out.head).into_owned();
     let mut unseen: u64 = out.dropped_chars;
     if out.dropped_bytes == 0 {
@@ -196,6 +212,7 @@ fn render(out: Captured, err: Captured, status: ExitStatus, stopped: usize, sand
     }
     let status = status_line(status);
     let hint = status.as_ref().and_then(|_| sandbox.hint(&result));
+    let status = status.filter(|line| exit_note || !line.starts_with("(exit code"));
     let stopped = match stopped {
         0 => None,
         1 => Some("(stopped 1 background process it left running)".to_owned()),
@@ -229,7 +246,7 @@ mod tests {
     fn stdout_overflow_counts_stderr_as_unseen() {
         let out = Captured { head: vec![b'a'; HEAD_BYTES], dropped_bytes: 10, dropped_chars: 10 };
         let err = Captured { head: b"err".to_vec(), ..Default::default() };
-        let text = render(out, err, ExitStatus::from_raw(0), 0, &Sandbox::default());
+        let text = render(out, err, ExitStatus::from_raw(0), 0, &Sandbox::default(), true);
         let more = (HEAD_BYTES - MAX_OUTPUT_CHARS) + 10 + 3;
         assert!(text.ends_with(&format!("\n... ({more} more characters)")), "{}", &text[MAX_OUTPUT_CHARS..]);
     }
