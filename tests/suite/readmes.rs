@@ -10,7 +10,8 @@
 //!
 //! The pages checked: the root `README.md`, and every `*.md` under `chapters/` that has a `.zh.md`
 //! twin. A chapter README with a "Read the code" (`读代码`) section must show at least one excerpt;
-//! one without that section is listed on stderr as still to do, and does not fail.
+//! one without that section is listed on stderr as still to do, and does not fail. Every file a
+//! "Read the code" section names must exist.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -193,6 +194,36 @@ fn check_excerpts(root: &Path, page: &Path, parsed: &Page, problems: &mut Vec<St
     count
 }
 
+/// Every path named in backticks in the page's "Read the code" section (a span under `crates/`,
+/// `chapters/` or `tests/`, ending in `.rs` or `/`) must exist, so the reading order never sends a reader to a file that moved.
+fn check_read_the_code_paths(root: &Path, page: &Path, text: &str, problems: &mut Vec<String>) {
+    let mut inside = false;
+    let mut fence = false;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if fence {
+            continue;
+        }
+        if let Some(heading) = line.strip_prefix("## ") {
+            inside = heading.starts_with("Read the code") || heading.starts_with("读代码");
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        for span in code_spans(line) {
+            let in_repo = ["crates/", "chapters/", "tests/"].iter().any(|p| span.starts_with(p));
+            let is_path = in_repo && !span.contains(' ') && (span.ends_with(".rs") || span.ends_with('/'));
+            if is_path && !root.join(span).exists() {
+                problems.push(format!("{}:{}: `{span}` does not exist", page.display(), n + 1));
+            }
+        }
+    }
+}
+
 fn has_read_the_code(parsed: &Page) -> bool {
     parsed.sections.iter().any(|(h, _)| h.starts_with("Read the code") || h.starts_with("读代码"))
 }
@@ -211,6 +242,7 @@ fn excerpts_match_their_files_and_zh_pages_have_the_english_sections() {
         let en_page = parse(&en_text);
         let is_chapter_readme = en.starts_with("chapters") && en.ends_with("README.md");
         let n = check_excerpts(&root, &en, &en_page, &mut problems);
+        check_read_the_code_paths(&root, &en, &en_text, &mut problems);
         excerpts += n;
         if has_read_the_code(&en_page) && n == 0 {
             problems.push(format!(
@@ -233,6 +265,7 @@ fn excerpts_match_their_files_and_zh_pages_have_the_english_sections() {
         };
         let zh_page = parse(&zh_text);
         let m = check_excerpts(&root, &zh, &zh_page, &mut problems);
+        check_read_the_code_paths(&root, &zh, &zh_text, &mut problems);
         excerpts += m;
         if has_read_the_code(&zh_page) && m == 0 {
             problems.push(format!("{}: has 读代码 but no excerpt", zh.display()));
