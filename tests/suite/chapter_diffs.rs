@@ -154,3 +154,23 @@ fn s06_to_s11_is_the_task_tool_leaving_and_background_bash_arriving() {
         &["permission", "approver", "todo", "course_hooks", "tools::", "DenyList"],
     );
 }
+
+#[test]
+fn s09_to_s12_is_memory_leaving_and_the_scheduler_arriving() {
+    // Both are the s04 kernel plus one mechanism: memory leaves; the scheduler arrives with its
+    // tools, its delivery extension, `/cron` and its clock, and bash is set to the course's s12
+    // exit-status text (a parameter of the one bash tool, not a copy of it).
+    assert_mentions(
+        "s09",
+        "s12",
+        &[
+            "Memory",
+            "Cron::start",
+            "add_tools",
+            "cron.extension",
+            "cron.commands",
+            "ExitStatusText::ErrorUncut",
+        ],
+        &["permission", "approver", "todo", "course_hooks", "fn run_bash"],
+    );
+}

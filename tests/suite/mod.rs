@@ -24,4 +24,6 @@ mod s08;
 mod s09;
 mod s10;
 mod s11;
+mod s12;
+mod s17;
 mod stream;

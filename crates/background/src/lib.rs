@@ -45,8 +45,7 @@ use agent_core::events::{Events, Level, line};
 use agent_core::extension::{Extension, LoopContext};
 use agent_core::messages::{ContentBlock, Message, MessageContent, Role, ToolSpec};
 use agent_core::process::background::{Background, Finished, JobState, Limits, Outcome, StartError};
-use agent_core::tools::{MAX_OUTPUT_CHARS, ToolOptions, run_command};
-use agent_core::wording::ExitStatus;
+use agent_core::tools::{ExitStatusText, MAX_OUTPUT_CHARS, ToolOptions, run_command};
 use agent_core::workspace::Workspace;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -128,7 +127,7 @@ pub fn result_text(finished: &Finished) -> String {
     };
     match &finished.outcome {
         Outcome::Exited(0) => output.to_owned(),
-        Outcome::Exited(code) => format!("Error: {}", ExitStatus::error_text(*code, output)),
+        Outcome::Exited(code) => format!("Error: {}", ExitStatusText::error_text(*code, output)),
         Outcome::TimedOut(after) => format!("Error: Timeout ({}s)", after.as_secs_f64()),
         Outcome::Failed(why) => format!("Error: {why}"),
         other @ (Outcome::Killed(_) | Outcome::Stopped) => format!("Error: {other}\n{output}"),
@@ -230,7 +229,7 @@ impl BackgroundManager {
     /// `PreToolUse`), so a refused command never starts.
     pub fn bash_tool(&self) -> impl Tool + use<> {
         let mut opts = self.opts.clone();
-        opts.exit_status = ExitStatus::Error;
+        opts.exit_status = ExitStatusText::Error;
         BackgroundBash { manager: self.clone(), opts }
     }
 

@@ -53,6 +53,27 @@ fn configure(mut cmd: Command, workdir: &Path, base_url: &str) -> Command {
     cmd
 }
 
+/// Reads `out` until `prompt` appears and returns everything read; fails when the stream ends
+/// first, naming `who` and what it printed.
+///
+/// # Errors
+/// A read error, or the end of the stream before the prompt.
+pub fn read_to_prompt(out: &mut impl std::io::Read, prompt: &[u8], who: &str) -> Result<Vec<u8>, String> {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !seen.windows(prompt.len()).any(|w| w == prompt) {
+        let n = out.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(format!(
+                "{who} exited before its prompt; printed {:?}",
+                String::from_utf8_lossy(&seen)
+            ));
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    Ok(seen)
+}
+
 /// How a child ended, as `wait4(2)` reports it.
 #[derive(Debug, Clone, Copy)]
 pub struct Exit {

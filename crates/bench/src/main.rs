@@ -13,8 +13,10 @@
 //!     ├─ tools: glob and read_file through DispatchMap::dispatch, in process
 //!     ├─ prompt caching: a 50-round s03 session's billed input with and without breakpoints,
 //!     │    against the mock's simulated cache (caching.rs)
-//!     └─ compaction: a 3,000-round s08 session (built the same way) and the same rounds on s03
-//!          (compaction.rs)
+//!     ├─ compaction: a 3,000-round s08 session (built the same way) and the same rounds on s03
+//!     │    (compaction.rs)
+//!     └─ idle cron: s12 (built the same way) waiting at its prompt with two cron jobs for a
+//!          minute, its CPU from /proc (idle.rs)
 //! ```
 //!
 //! Linux only: its memory and process figures come from `/proc`, and on macOS it says so and
@@ -32,6 +34,7 @@ mod child;
 mod compaction;
 mod floor;
 mod host;
+mod idle;
 mod report;
 mod request;
 mod session;
@@ -76,6 +79,11 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeats: Option<u64>,
 
+    /// Use this s12 binary instead of building `cargo build --profile dist -p s12` (for
+    /// `--only idle-cron`).
+    #[arg(long, value_name = "PATH")]
+    s12: Option<PathBuf>,
+
     /// Run only these benchmarks (repeat the flag, or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Bench>,
@@ -98,6 +106,8 @@ enum Bench {
     Caching,
     /// Flat cost with compaction: a long s08 session against the same rounds on s03.
     Compaction,
+    /// CPU of an idle s12 with two cron jobs over a minute (10 s with `--quick`).
+    IdleCron,
 }
 
 /// One benchmark: prints its figures into the report, or says why it could not run.
@@ -184,12 +194,16 @@ fn main() -> ExitCode {
         );
     }
     let wants_s08 = cli.only.is_empty() || cli.only.contains(&Bench::Compaction);
+    let wants_s12 = cli.only.is_empty() || cli.only.contains(&Bench::IdleCron);
     let mut to_build: Vec<&str> = Vec::new();
     if cli.s03.is_none() {
         to_build.push("s03");
     }
     if wants_s08 && cli.s08.is_none() {
         to_build.push("s08");
+    }
+    if wants_s12 && cli.s12.is_none() {
+        to_build.push("s12");
     }
     if let Err(e) = build(&to_build) {
         eprintln!("bench: {e}");
@@ -203,24 +217,32 @@ fn main() -> ExitCode {
             None => built(name),
         }
     };
-    let (s03, s08) = match (binary(&cli.s03, "s03"), wants_s08.then(|| binary(&cli.s08, "s08")).transpose()) {
-        (Ok(s03), Ok(s08)) => (s03, s08.unwrap_or_default()),
-        (Err(e), _) | (_, Err(e)) => {
+    let (s03, s08, s12) = match (
+        binary(&cli.s03, "s03"),
+        wants_s08.then(|| binary(&cli.s08, "s08")).transpose(),
+        wants_s12.then(|| binary(&cli.s12, "s12")).transpose(),
+    ) {
+        (Ok(s03), Ok(s08), Ok(s12)) => (s03, s08.unwrap_or_default(), s12.unwrap_or_default()),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             eprintln!("bench: {e}");
             return ExitCode::from(2);
         }
     };
+    let idle_span = std::time::Duration::from_secs(if cli.quick { 10 } else { 60 });
 
     println!("bench{}: s03 at {}", if cli.quick { " --quick" } else { "" }, s03.display());
     if wants_s08 {
         println!("bench: s08 at {}", s08.display());
+    }
+    if wants_s12 {
+        println!("bench: s12 at {}", s12.display());
     }
     for line in report::machine() {
         println!("  {line}");
     }
     let started = std::time::Instant::now();
     let mut report = Report::default();
-    let steps: [(Bench, &str, &Step); 7] = [
+    let steps: [(Bench, &str, &Step); 8] = [
         (Bench::Harness, "harness overhead per round", &|r| session::harness(r, &s03, scale)),
         (Bench::Startup, "start-up", &|r| startup::startup(r, &s03, scale)),
         (Bench::Bash, "memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
@@ -230,6 +252,7 @@ fn main() -> ExitCode {
         (Bench::Compaction, "flat cost with compaction (s08 against s03)", &|r| {
             compaction::flat_cost(r, &s03, &s08, scale)
         }),
+        (Bench::IdleCron, "an idle s12 with two cron jobs", &|r| idle::idle_cron(r, &s12, idle_span)),
     ];
     for (bench, title, step) in steps {
         if !cli.only.is_empty() && !cli.only.contains(&bench) {
@@ -249,7 +272,7 @@ fn main() -> ExitCode {
 /// install or ship (release with whole-program LTO, see Cargo.toml).
 const S03_PROFILE: &str = "dist";
 
-/// Builds the chapter binaries `names` (`s03`, `s08`) with the [`S03_PROFILE`] profile, in one
+/// Builds the chapter binaries `names` (`s03`, `s08`, `s12`) with the [`S03_PROFILE`] profile, in one
 /// cargo command run by the cargo that runs us; nothing when `names` is empty.
 fn build(names: &[&str]) -> Result<(), String> {
     if names.is_empty() {

@@ -2,7 +2,6 @@
 //! `s03 --help`, exec → exit of `s03 -p` with one round against the loopback server (medians), and
 //! the CPU time and peak RSS of that one-request run, from `wait4(2)` through the measuring helper.
 
-use std::io::Read;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -29,21 +28,8 @@ fn to_prompt(bin: &Path, workdir: &Path, base_url: &str) -> Result<Duration, Str
     let started = Instant::now();
     let mut proc = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
     let mut out = proc.stdout.take().ok_or("no stdout pipe")?;
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    let elapsed = loop {
-        let n = out.read(&mut buf).map_err(|e| e.to_string())?;
-        if n == 0 {
-            return Err(format!(
-                "s03 exited before its prompt; printed {:?}",
-                String::from_utf8_lossy(&seen)
-            ));
-        }
-        seen.extend_from_slice(&buf[..n]);
-        if seen.windows(PROMPT.len()).any(|w| w == PROMPT) {
-            break started.elapsed();
-        }
-    };
+    child::read_to_prompt(&mut out, PROMPT, "s03")?;
+    let elapsed = started.elapsed();
     // EOF on stdin quits the REPL.
     drop(proc.stdin.take());
     drop(out);

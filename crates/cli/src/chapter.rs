@@ -25,7 +25,9 @@ use agent_core::tools;
 
 pub use crate::approve::ApprovalArgs;
 use crate::cli::{self};
-pub use crate::cli::{Banner, Chapter, CommonArgs, Demo, DemoSession, ENV_HELP, Harness, Setup};
+pub use crate::cli::{
+    Banner, Chapter, CommonArgs, Composed, Demo, DemoSession, ENV_HELP, Harness, IntoComposed, Setup,
+};
 
 /// A chapter with no flags of its own.
 #[derive(Debug, Clone, Copy, Default, Args)]
@@ -34,15 +36,15 @@ pub struct NoArgs {}
 /// Runs the chapter `chapter`: parses the common flags (exiting with clap's message and code 2
 /// on bad ones, 0 on `--help`/`--version`), then `--demo`, `-p` or the REPL with the harness that
 /// `build` composes. Returns the process exit code (see [`cli`]).
-pub fn main(chapter: &Chapter, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
+pub fn main<H: IntoComposed>(chapter: &Chapter, build: impl FnOnce(&Setup) -> H) -> ExitCode {
     main_with(chapter, |setup, _: &NoArgs| build(setup))
 }
 
 /// [`main`] for a chapter with flags of its own, `A` (flattened next to [`CommonArgs`]); `build`
 /// receives them parsed.
-pub fn main_with<A: Args + FromArgMatches>(
+pub fn main_with<A: Args + FromArgMatches, H: IntoComposed>(
     chapter: &Chapter,
-    build: impl FnOnce(&Setup, &A) -> Harness,
+    build: impl FnOnce(&Setup, &A) -> H,
 ) -> ExitCode {
     let matches = command::<A>(chapter).get_matches();
     let parsed = CommonArgs::from_arg_matches(&matches).and_then(|c| Ok((c, A::from_arg_matches(&matches)?)));

@@ -383,8 +383,64 @@ pub struct Harness {
     pub commands: Vec<SlashCommand>,
 }
 
+/// A [`Harness`] with what a chapter sets beyond it: settings of the agent other than the
+/// course's defaults, and a one-shot prompt from the chapter's own arguments. Course s17 sets all
+/// three: its goal's block cap, `MAX_TURNS`, and `s17 "/goal …"`.
+pub struct Composed {
+    /// The harness.
+    pub harness: Harness,
+    /// How often per turn `Stop` extensions may send the model back to work
+    /// ([`agent_core::agent::AgentBuilder::max_stop_continuations`]); `None` keeps the default.
+    pub max_stop_continuations: Option<u32>,
+    /// The most model requests one turn makes ([`agent_core::agent::AgentBuilder::max_rounds`]);
+    /// `None`: no cap.
+    pub max_rounds: Option<u32>,
+    /// A prompt to run once, as `-p PROMPT` runs its own (`-p` wins when both are given).
+    pub prompt: Option<String>,
+    /// Words that quit the REPL besides `q` and `exit` (s17's `quit`).
+    pub quit_words: &'static [&'static str],
+}
+
+impl From<Harness> for Composed {
+    fn from(harness: Harness) -> Self {
+        Self { harness, max_stop_continuations: None, max_rounds: None, prompt: None, quit_words: &[] }
+    }
+}
+
+/// What a chapter's builder may return: a [`Harness`], a [`Composed`], or either in a `Result`
+/// whose error stops start-up with that message (a setting of the chapter's own that is wrong).
+pub trait IntoComposed {
+    /// The composition, or the message that stops start-up.
+    ///
+    /// # Errors
+    /// The builder's own message.
+    fn into_composed(self) -> Result<Composed, String>;
+}
+
+impl IntoComposed for Harness {
+    fn into_composed(self) -> Result<Composed, String> {
+        Ok(self.into())
+    }
+}
+
+impl IntoComposed for Composed {
+    fn into_composed(self) -> Result<Composed, String> {
+        Ok(self)
+    }
+}
+
+impl<T: Into<Composed>> IntoComposed for Result<T, String> {
+    fn into_composed(self) -> Result<Composed, String> {
+        self.map(Into::into)
+    }
+}
+
 /// Runs a chapter: `--demo`, `-p`, or the REPL, per `args`. `build` composes the chapter.
-pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
+pub fn run<H: IntoComposed>(
+    chapter: &Chapter,
+    args: &CommonArgs,
+    build: impl FnOnce(&Setup) -> H,
+) -> ExitCode {
     // Before any thread starts: the key leaves the process environment (and the memory that
     // /proc/PID/environ shows), and the harness's /proc entries close to its commands.
     // SAFETY: no other thread runs yet: the runtime, the only source of threads, is built below.
@@ -408,6 +464,10 @@ pub fn run(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> H
 struct Started {
     agent: Agent,
     commands: Vec<SlashCommand>,
+    /// The chapter's one-shot prompt ([`Composed::prompt`]).
+    prompt: Option<String>,
+    /// [`Composed::quit_words`].
+    quit_words: &'static [&'static str],
     demo: Option<DemoRun>,
     dotenv: Option<DotEnvWatch>,
 }
@@ -425,23 +485,38 @@ struct DemoRun {
     sessions: Vec<DemoSession>,
 }
 
-/// The agent a harness composes on the setup's model, complete, and the harness's REPL commands
-/// (with `/permissions` when the harness has the permission hook).
-fn agent_from(setup: &Setup, harness: Harness) -> (Agent, Vec<SlashCommand>) {
-    let agent = Agent::builder(Arc::clone(&setup.model), &setup.model_id)
+/// The agent a composition builds on the setup's model, complete, with the harness's REPL
+/// commands (with `/permissions` when the harness has the permission hook), the chapter's
+/// one-shot prompt and quit words; no demo and no `.env` watch yet.
+///
+/// # Errors
+/// [`StartupError::Chapter`] with the builder's message.
+fn agent_from(setup: &Setup, composed: impl IntoComposed) -> Result<Started, StartupError> {
+    let Composed { harness, max_stop_continuations, max_rounds, prompt, quit_words } =
+        composed.into_composed().map_err(StartupError::Chapter)?;
+    let mut builder = Agent::builder(Arc::clone(&setup.model), &setup.model_id)
         .system(harness.system)
         .tools(harness.tools)
         .extensions(harness.extensions)
-        .events(Arc::clone(&setup.events))
-        .build();
+        .events(Arc::clone(&setup.events));
+    if let Some(max) = max_stop_continuations {
+        builder = builder.max_stop_continuations(max);
+    }
+    if let Some(max) = max_rounds {
+        builder = builder.max_rounds(max);
+    }
     let mut commands = harness.commands;
     if setup.allowed.in_use() && !commands.iter().any(|c| c.name == "permissions") {
         commands.push(repl::permissions_command(setup.allowed.clone()));
     }
-    (agent, commands)
+    Ok(Started { agent: builder.build(), commands, prompt, quit_words, demo: None, dotenv: None })
 }
 
-async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Setup) -> Harness) -> ExitCode {
+async fn run_async<H: IntoComposed>(
+    chapter: &Chapter,
+    args: &CommonArgs,
+    build: impl FnOnce(&Setup) -> H,
+) -> ExitCode {
     let terminal = Arc::new(Terminal::new(Ui::detect(), args.usage));
     let ui = terminal.ui().clone();
     let sandbox = Sandbox {
@@ -467,21 +542,31 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     } else {
         start(chapter, args, &terminal, tool_options, runtime, build)
     };
-    let Started { mut agent, commands, demo, dotenv } = match started {
+    let Started { mut agent, commands, prompt: own_prompt, quit_words, demo, dotenv } = match started {
         Ok(s) => s,
         Err(e) => {
             ui.error(&e.to_string());
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    let (chapter, prompt, keep) = (*chapter, args.prompt.clone(), args.keep);
+    let (chapter, prompt, keep) = (*chapter, args.prompt.clone().or(own_prompt), args.keep);
     let session = async move {
         let mut history = Vec::new();
         if let Some(run) = demo {
-            return run_demo(&chapter, &mut agent, &terminal, run, keep).await;
+            return run_demo(&chapter, &mut agent, &terminal, &commands, run, keep, (&mut queue, &gate))
+                .await;
         }
         if let Some(prompt) = &prompt {
-            return print_mode(&mut agent, &terminal, &mut history, prompt, &mut queue, &gate).await;
+            let served = Served {
+                agent: &mut agent,
+                terminal: &terminal,
+                history: &mut history,
+                commands: &commands,
+                turns: &mut queue,
+                gate: &gate,
+                quit_words,
+            };
+            return print_mode(served, prompt).await;
         }
         terminal.ui().print(&chapter.banner.text());
         let served = Served {
@@ -491,6 +576,7 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
             commands: &commands,
             turns: &mut queue,
             gate: &gate,
+            quit_words,
         };
         repl::run(chapter.name, served).await
     };
@@ -513,33 +599,48 @@ async fn run_async(chapter: &Chapter, args: &CommonArgs, build: impl FnOnce(&Set
     code
 }
 
-/// `-p PROMPT`: one turn with the prompt; then, while work it started will queue more (a
+/// `-p PROMPT`: one turn with the prompt (or, for a line naming a chapter command that starts
+/// turns, with what that command answers: [`repl::command_prompt`]); then, while work it started will queue more (a
 /// background command that reports its end, [`agent_core::turns::TurnSender::expect`]), the
 /// automatic turns that arrive, each under the gate. The exit code is the last turn's
 /// ([`exit_code`]); 1 when a turn failed or Ctrl-C ended the wait.
-async fn print_mode(
+async fn print_mode(served: Served<'_>, prompt: &str) -> ExitCode {
+    let Served { agent, terminal, history, commands, turns: queue, gate, .. } = served;
+    let Some(prompt) = repl::command_prompt(prompt, agent, terminal.ui(), history, commands) else {
+        return ExitCode::SUCCESS;
+    };
+    let Ok(end) = one_turn(agent, terminal, history, &prompt).await else { return ExitCode::from(1) };
+    match serve_owed_turns(agent, terminal, history, queue, gate).await {
+        Ok(last) => ExitCode::from(exit_code(&last.unwrap_or(end))),
+        Err(()) => ExitCode::from(1),
+    }
+}
+
+/// For a run that ends when its work does (`-p`, `--demo`): the automatic turns its work still
+/// owes ([`agent_core::turns::TurnSender::expect`]: a background command that reports its end, a
+/// one-shot cron job), each run under the gate, until none is queued or expected. Returns how the
+/// last of them ended (`None` when there was none).
+///
+/// # Errors
+/// `()` when one failed or Ctrl-C ended the wait (already reported).
+async fn serve_owed_turns(
     agent: &mut Agent,
     terminal: &Terminal,
     history: &mut Vec<Message>,
-    prompt: &str,
     queue: &mut TurnQueue,
     gate: &AskGate,
-) -> ExitCode {
-    let Ok(mut end) = one_turn(agent, terminal, history, prompt).await else { return ExitCode::from(1) };
+) -> Result<Option<TurnEnd>, ()> {
+    let mut end = None;
     loop {
         let turn = tokio::select! {
             turn = queue.next_expected() => turn,
-            _ = tokio::signal::ctrl_c() => return ExitCode::from(1),
+            _ = tokio::signal::ctrl_c() => return Err(()),
         };
-        let Some(turn) = turn else { break };
+        let Some(turn) = turn else { return Ok(end) };
         let result = automatic_turn(agent, terminal, history, gate, &turn, std::future::pending()).await;
         crate::console::automatic_turn_ended();
-        match result {
-            Ok(e) => end = e,
-            Err(()) => return ExitCode::from(1),
-        }
+        end = Some(result?);
     }
-    ExitCode::from(exit_code(&end))
 }
 
 /// What `run_async` hands start-up for the [`Setup`]: the producers' end of the automatic turns'
@@ -554,13 +655,13 @@ struct Runtime {
 ///
 /// # Errors
 /// The first [`StartupError`]; nothing has been sent anywhere yet.
-fn start(
+fn start<H: IntoComposed>(
     chapter: &Chapter,
     args: &CommonArgs,
     terminal: &Arc<Terminal>,
     tool_options: ToolOptions,
     runtime: Runtime,
-    build: impl FnOnce(&Setup) -> Harness,
+    build: impl FnOnce(&Setup) -> H,
 ) -> Result<Started, StartupError> {
     let ui = terminal.ui();
     if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
@@ -643,8 +744,7 @@ fn start(
         turns: runtime.turns,
         asking: runtime.asking,
     };
-    let (agent, commands) = agent_from(&setup, build(&setup));
-    Ok(Started { agent, commands, demo: None, dotenv: Some(dotenv) })
+    Ok(Started { dotenv: Some(dotenv), ..agent_from(&setup, build(&setup))? })
 }
 
 /// Start-up for `--demo`: a fresh temporary workspace seeded with the demo files (or, for a
@@ -653,13 +753,13 @@ fn start(
 ///
 /// # Errors
 /// The first [`StartupError`].
-fn start_demo(
+fn start_demo<H: IntoComposed>(
     chapter: &Chapter,
     args: &CommonArgs,
     terminal: &Arc<Terminal>,
     tool_options: ToolOptions,
     runtime: Runtime,
-    build: impl FnOnce(&Setup) -> Harness,
+    build: impl FnOnce(&Setup) -> H,
 ) -> Result<Started, StartupError> {
     let ui = terminal.ui();
     let bad_demo =
@@ -720,25 +820,32 @@ fn start_demo(
         turns: runtime.turns,
         asking: runtime.asking,
     };
-    let (agent, commands) = agent_from(&setup, build(&setup));
-    Ok(Started { agent, commands, demo: Some(DemoRun { dir, root, session, sessions }), dotenv: None })
+    let started = agent_from(&setup, build(&setup))?;
+    // The demo runs its own prompt, not the chapter's one-shot one.
+    Ok(Started { prompt: None, demo: Some(DemoRun { dir, root, session, sessions }), ..started })
 }
 
-/// `--demo`: this session's prompt as one turn. In session 1's process, then each later
-/// session as a fresh process of this binary in the same workspace ([`demo_session_process`]),
-/// then the files the demo changed; the workspace is removed at the end, unless `keep`.
+/// `--demo`: this session's prompt as one turn, and the automatic turns it owes (a one-shot cron
+/// job it scheduled: [`serve_owed_turns`]). In session 1's process, then each later session as
+/// a fresh process of this binary in the same workspace ([`demo_session_process`]), then the
+/// files the demo changed; the workspace is removed at the end, unless `keep`.
 async fn run_demo(
     chapter: &Chapter,
     agent: &mut Agent,
     terminal: &Terminal,
+    commands: &[SlashCommand],
     run: DemoRun,
     keep: bool,
+    (queue, gate): (&mut TurnQueue, &AskGate),
 ) -> ExitCode {
     let (demo, ui) = (&chapter.demo, terminal.ui());
     let mut history = Vec::new();
     let prompt = run.sessions[run.session - 1].prompt.as_str();
     ui.print(&format!("{}{}\n", ui.prompt(chapter.name), agent_core::sanitize::sanitize(prompt)));
-    let mut ok = one_turn(agent, terminal, &mut history, prompt).await.is_ok();
+    let mut ok = match repl::command_prompt(prompt, agent, ui, &mut history, commands) {
+        Some(prompt) => one_turn(agent, terminal, &mut history, &prompt).await.is_ok(),
+        None => true,
+    } && serve_owed_turns(agent, terminal, &mut history, queue, gate).await.is_ok();
     let Some(dir) = run.dir else {
         // A later session's process: session 1's shows the files and removes the workspace.
         return if ok { ExitCode::SUCCESS } else { ExitCode::from(1) };

@@ -148,14 +148,24 @@ fn report_api_error(ui: &Ui, e: &ApiError) {
 /// `/help`, answered locally (nothing is sent to the model). A chapter's command of the same name
 /// as a built-in one (`/history`, `/usage`) answers in its place, so a chapter can show more of
 /// its mechanism there.
+///
+/// A command made with [`SlashCommand::sending`] may answer with a prompt instead, which is then
+/// sent as if typed (s17's `/goal CONDITION` sets the goal and sends the condition); such a
+/// command also answers a `-p` prompt or a demo prompt that names it.
 pub struct SlashCommand {
     /// The name, without the slash, such as `todos`.
     pub name: &'static str,
     /// One line for `/help`.
     pub help: &'static str,
-    /// Shows the command's answer on the terminal.
-    pub run: Box<dyn Fn(&CommandContext<'_>) + Send + Sync>,
+    /// Shows the command's answer on the terminal, and returns the prompt to send, if any.
+    pub run: CommandRun,
+    /// Whether the command may start a turn (made with [`SlashCommand::sending`]).
+    pub sends: bool,
 }
+
+/// How a [`SlashCommand`] answers: it shows what it has to show and returns the prompt to send,
+/// if any.
+pub type CommandRun = Box<dyn Fn(&CommandContext<'_>) -> Option<String> + Send + Sync>;
 
 /// What a chapter's command sees when it is typed.
 pub struct CommandContext<'a> {
@@ -172,7 +182,15 @@ pub struct CommandContext<'a> {
 impl SlashCommand {
     /// `/name`, described by `help`, answered by `run` on the terminal alone.
     pub fn new(name: &'static str, help: &'static str, run: impl Fn(&Ui) + Send + Sync + 'static) -> Self {
-        Self { name, help, run: Box::new(move |context| run(context.ui)) }
+        Self {
+            name,
+            help,
+            run: Box::new(move |context| {
+                run(context.ui);
+                None
+            }),
+            sends: false,
+        }
     }
 
     /// `/name`, described by `help`, answered by `run`, which also sees the words after the
@@ -182,7 +200,44 @@ impl SlashCommand {
         help: &'static str,
         run: impl Fn(&CommandContext<'_>) + Send + Sync + 'static,
     ) -> Self {
-        Self { name, help, run: Box::new(run) }
+        Self {
+            name,
+            help,
+            run: Box::new(move |context| {
+                run(context);
+                None
+            }),
+            sends: false,
+        }
+    }
+
+    /// `/name`, described by `help`, answered by `run` like [`SlashCommand::with_context`]; what
+    /// `run` returns, if anything, is then sent as the user's prompt (s17's `/goal CONDITION`).
+    pub fn sending(
+        name: &'static str,
+        help: &'static str,
+        run: impl Fn(&CommandContext<'_>) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        Self { name, help, run: Box::new(run), sends: true }
+    }
+}
+
+/// The prompt a `-p` or demo `prompt` stands for: when it names a chapter command that may start
+/// a turn ([`SlashCommand::sending`]), that command runs and its answer (`None`: nothing to
+/// send) is the prompt; any other text, commands included, is sent as it is.
+pub fn command_prompt(
+    prompt: &str,
+    agent: &mut Agent,
+    ui: &Ui,
+    history: &mut Vec<Message>,
+    commands: &[SlashCommand],
+) -> Option<String> {
+    let trimmed = prompt.trim();
+    match command_word(trimmed) {
+        Some(word) if commands.iter().any(|c| c.sends && c.name == word) => {
+            command(trimmed, word, agent, ui, history, commands)
+        }
+        _ => Some(prompt.to_owned()),
     }
 }
 
@@ -351,7 +406,8 @@ fn command_word(line: &str) -> Option<&str> {
     valid.then_some(word)
 }
 
-/// Answers one command line, `/WORD`.
+/// Answers one command line, `/WORD`; returns the prompt a chapter's command answered with, to
+/// send as if typed ([`SlashCommand::sending`]).
 fn command(
     line: &str,
     word: &str,
@@ -359,11 +415,10 @@ fn command(
     ui: &Ui,
     history: &mut Vec<Message>,
     commands: &[SlashCommand],
-) {
+) -> Option<String> {
     if let Some(c) = commands.iter().find(|c| c.name == word) {
         let args = line.trim().strip_prefix('/').and_then(|l| l.strip_prefix(word)).unwrap_or("").trim();
-        (c.run)(&CommandContext { ui, args, agent, history });
-        return;
+        return (c.run)(&CommandContext { ui, args, agent, history });
     }
     match word {
         "help" => {
@@ -391,6 +446,7 @@ fn command(
             "unknown command /{word}; /help lists the commands (nothing was sent to the model)"
         )),
     }
+    None
 }
 
 /// How many characters of a text or a tool's input or output `/history` shows on a line.
@@ -487,6 +543,8 @@ pub(crate) struct Served<'a> {
     pub(crate) commands: &'a [SlashCommand],
     pub(crate) turns: &'a mut TurnQueue,
     pub(crate) gate: &'a AskGate,
+    /// Words that quit besides `q` and `exit` ([`crate::cli::Composed::quit_words`]).
+    pub(crate) quit_words: &'static [&'static str],
 }
 
 /// What the REPL waits for next.
@@ -506,7 +564,7 @@ enum Input {
 /// cancels the automatic turn, Ctrl-D cancels it and quits. An item queued during a user turn
 /// waits for that turn's end: the two never interleave.
 pub(crate) async fn run(name: &str, served: Served<'_>) -> ExitCode {
-    let Served { agent, terminal, history, commands, turns, gate } = served;
+    let Served { agent, terminal, history, commands, turns, gate, quit_words } = served;
     let ui = terminal.ui();
     let interactive = std::io::stdin().is_terminal();
     // Read line by line, with no line editor to end the line that shows the prompt.
@@ -603,19 +661,23 @@ pub(crate) async fn run(name: &str, served: Served<'_>) -> ExitCode {
         if trimmed.is_empty() {
             continue;
         }
-        if trimmed.eq_ignore_ascii_case("q") || trimmed.eq_ignore_ascii_case("exit") {
+        let quits = ["q", "exit"].iter().chain(quit_words).any(|w| trimmed.eq_ignore_ascii_case(w));
+        if quits {
             if !interactive {
                 // Piped, the `q` was never echoed: end the prompt's line.
                 ui.print("\n");
             }
             break;
         }
-        if let Some(word) = command_word(trimmed) {
-            command(trimmed, word, agent, ui, history, commands);
-            continue;
-        }
-        // A pasted block may end with its own newline; the prompt is the text before it.
-        let _ = one_turn(agent, terminal, history, text.trim_end_matches(['\n', '\r'])).await;
+        let prompt = match command_word(trimmed) {
+            Some(word) => match command(trimmed, word, agent, ui, history, commands) {
+                Some(prompt) => prompt,
+                None => continue,
+            },
+            // A pasted block may end with its own newline; the prompt is the text before it.
+            None => text.trim_end_matches(['\n', '\r']).to_owned(),
+        };
+        let _ = one_turn(agent, terminal, history, &prompt).await;
         ui.print("\n");
     }
     crate::console::settle();

@@ -21,6 +21,10 @@ pub enum StartupError {
     /// `-p ""` or `-p "  "`.
     #[error("-p needs a prompt, and the one given is empty")]
     EmptyPrompt,
+    /// The chapter's builder refused to start: a setting of the chapter's own is wrong (s17's
+    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=eight`).
+    #[error("{0}")]
+    Chapter(String),
     /// The current directory is gone or unreadable.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(std::io::Error),

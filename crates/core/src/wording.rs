@@ -11,8 +11,9 @@
 //! | a command on the deny list | [`DenyList::Plain`] `Permission denied by deny list` | s04–s07, s10–s12 (the default of the hooks) |
 //! | | [`DenyList::Pattern`] `Permission denied by deny list: PATTERN` | s08, s09, s13, s14, s17 |
 //! | | [`DenyList::Quoted`] `Permission denied: 'PATTERN' is on the deny list` | s15 |
-//! | a `bash` command that exited non-zero | [`ExitStatus::Note`] the output, then a line `(exit code N)` | s01–s10 (ours; the course's s01–s10 do not report it) |
-//! | | [`ExitStatus::Error`] `Error: command exited with status N` then the output | s11, s12, s13, s14, s15 |
+//! | a `bash` command that exited non-zero | [`ExitStatusText::Note`](crate::tools::ExitStatusText::Note) the output, then a line `(exit code N)` | s01–s10 (ours; the course's s01–s10 do not report it) |
+//! | | [`ExitStatusText::Error`](crate::tools::ExitStatusText::Error) `Error: command exited with status N` then the output | s11, s13, s14, s15 |
+//! | | [`ExitStatusText::ErrorUncut`](crate::tools::ExitStatusText::ErrorUncut) the same, the output uncut and empty output empty | s12 |
 //!
 //! PATTERN is the deny-list entry the command matched, as
 //! [`deny_list_match`](crate::tools::bash::deny::deny_list_match) names it.
@@ -63,28 +64,6 @@ impl DenyList {
     }
 }
 
-/// How `bash` ([`crate::tools::bash()`]) reports a command that exited with a non-zero status; a
-/// field of [`crate::tools::ToolOptions`]. A death by a signal is reported the same way in both:
-/// a last line `(killed by signal NAME)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ExitStatus {
-    /// The output, then a last line `(exit code N)`; the result is not an error (ours, s01–s10).
-    #[default]
-    Note,
-    /// `Error: command exited with status N`, a newline, then the output (cut and `(no output)`
-    /// as usual); the result is an error (`is_error: true`). The course's s11–s15
-    /// (`_format_bash_result`), foreground and background alike.
-    Error,
-}
-
-impl ExitStatus {
-    /// The text after `Error: ` for a command that exited with `code` (not 0) and printed
-    /// `output` (already cut), in the [`ExitStatus::Error`] wording.
-    pub fn error_text(code: i32, output: &str) -> String {
-        format!("command exited with status {code}\n{output}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +76,5 @@ mod tests {
         assert_eq!(DenyList::default().text("sudo"), "Permission denied by deny list");
         assert_eq!(DenyList::Pattern.text("sudo"), "Permission denied by deny list: sudo");
         assert_eq!(DenyList::Quoted.text("sudo"), "Permission denied: 'sudo' is on the deny list");
-        assert_eq!(ExitStatus::error_text(7, "boom"), "command exited with status 7\nboom");
     }
 }

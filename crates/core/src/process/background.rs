@@ -42,7 +42,7 @@ use tokio::sync::Notify;
 use super::{Session, spawn_shell};
 use crate::sandbox::Sandbox;
 use crate::tools::bash::deny::deny_list_match;
-use crate::tools::bash::{Captured, HEAD_BYTES, capture_into};
+use crate::tools::bash::{Captured, HEAD_BYTES, Keep, capture_into};
 use crate::turns::{AutoTurn, TurnSender};
 use crate::workspace::Workspace;
 
@@ -430,8 +430,8 @@ async fn watch(
     let ended = {
         let work = async {
             let ((), (), report) = tokio::join!(
-                capture_into(stdout, limits.keep_bytes, &mut out),
-                capture_into(stderr, limits.keep_bytes, &mut err),
+                capture_into(stdout, Keep::Head(limits.keep_bytes), &mut out),
+                capture_into(stderr, Keep::Head(limits.keep_bytes), &mut err),
                 session.finish(&mut child)
             );
             report

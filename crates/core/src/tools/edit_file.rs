@@ -9,6 +9,9 @@
 //! it edited the right one: `Edited PATH (old_text occurs 3 times; replaced the first)` (ours).
 //! Occurrences are counted without overlap.
 //!
+//! With [`EditMatch::ExactlyOne`] (course s13–s17) `old_text` must occur exactly once: otherwise
+//! the result is `Error: Expected 1 occurrence, found N` and the file is not touched.
+//!
 //! Line ends (ours): `read_file` shows lines without their `\r`, so a model copies `old_text`
 //! from a CRLF file with bare `\n`. The match is therefore made with `\r\n` read as `\n` on both
 //! sides; the matched bytes are replaced, the rest of the file stays byte for byte, and the
@@ -32,6 +35,7 @@ use super::spec;
 use super::write_file::atomic_write;
 use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
 use crate::messages::ToolSpec;
+use crate::tools::EditMatch;
 use crate::workspace::{Workspace, WsPath};
 
 /// The largest file `edit_file` loads, in bytes (64 MiB): the edit needs the whole text in memory.
@@ -40,7 +44,12 @@ pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 /// The `edit_file` tool (course §1): `Replace exact text in a file once.`, input `path`, `old_text`,
 /// `new_text`. See the module docs for the output and errors.
 pub fn edit_file(ws: &Workspace) -> impl Tool + use<> {
-    EditFile(ws.clone())
+    EditFile(ws.clone(), EditMatch::First)
+}
+
+/// The `edit_file` tool accepting the occurrences `matching` says (s17: exactly one).
+pub fn edit_file_with(ws: &Workspace, matching: EditMatch) -> impl Tool + use<> {
+    EditFile(ws.clone(), matching)
 }
 
 /// The `edit_file` tool's input.
@@ -52,7 +61,7 @@ struct Args {
 }
 
 /// `edit_file` bound to its workspace.
-struct EditFile(Workspace);
+struct EditFile(Workspace, EditMatch);
 
 impl TypedTool for EditFile {
     type Args = Args;
@@ -80,14 +89,14 @@ impl TypedTool for EditFile {
             if args.old_text.is_empty() {
                 return Err(ToolError::failed("old_text must not be empty"));
             }
-            edit(&path, &args.old_text, &args.new_text)
+            edit(&path, &args.old_text, &args.new_text, self.1)
         })
         .await
     }
 }
 
 /// The edit itself; blocking.
-fn edit(path: &WsPath, old: &str, new: &str) -> Result<String, ToolError> {
+fn edit(path: &WsPath, old: &str, new: &str, matching: EditMatch) -> Result<String, ToolError> {
     let given = path.given();
     let (file, meta) = open_regular(path)?;
     if meta.len() > MAX_EDIT_BYTES {
@@ -103,6 +112,9 @@ fn edit(path: &WsPath, old: &str, new: &str) -> Result<String, ToolError> {
     let text = String::from_utf8(bytes)
         .map_err(|_| ToolError::Failed(format!("{given} is not UTF-8 text; not edited")))?;
     let (edited, count) = replace_first(&text, old, new);
+    if matching == EditMatch::ExactlyOne && count != 1 {
+        return Err(ToolError::Failed(format!("Expected 1 occurrence, found {count}")));
+    }
     let Some(edited) = edited else {
         return Err(ToolError::Failed(format!("text not found in {given}")));
     };

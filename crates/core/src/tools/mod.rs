@@ -28,19 +28,19 @@ use serde_json::{Value, json};
 use crate::dispatch::DispatchMap;
 use crate::messages::ToolSpec;
 use crate::sandbox::Sandbox;
-use crate::wording::ExitStatus;
 use crate::workspace::Workspace;
 
-pub use bash::{bash, run_command};
-pub use edit_file::edit_file;
+pub use bash::{ExitStatusText, bash, run_command};
+pub use edit_file::{edit_file, edit_file_with};
 pub use glob::{glob, glob_base};
-pub use read_file::{COUNT_BYTES, read_file};
+pub use read_file::{COUNT_BYTES, read_file, read_file_with};
 pub use write_file::write_file;
 
 /// The most characters a tool output carries before it is cut (course §1: 50,000).
 pub const MAX_OUTPUT_CHARS: usize = 50_000;
 
-/// Settings for the tools that have any.
+/// Settings for the tools that have any. The last three are where a course chapter's tools
+/// behave otherwise than s02's (s17's goal loop); each defaults to s02's behaviour.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOptions {
     /// How long one `bash` command may run before its whole process group is killed and the
@@ -48,9 +48,17 @@ pub struct ToolOptions {
     pub bash_timeout: Duration,
     /// The sandbox `bash` commands run in: `workspace-write` by default.
     pub sandbox: Sandbox,
-    /// How a non-zero exit is reported: `(exit code N)` by default; the course's
-    /// `Error: command exited with status N` from s11 on ([`ExitStatus`]).
-    pub exit_status: ExitStatus,
+    /// How `bash` reports a command that exited with a non-zero status: a last line
+    /// `(exit code N)` by default; the course's later chapters answer `Error: command exited
+    /// with status N` instead ([`ExitStatusText`]).
+    pub exit_status: ExitStatusText,
+    /// What `bash` returns: s02's head of the output (default), or s17's exit code and tail.
+    pub bash_output: BashOutput,
+    /// Which lines `read_file` shows: s02's first `limit` (default), or s17's window.
+    pub read_lines: ReadLines,
+    /// How many occurrences of `old_text` `edit_file` accepts: s02 replaces the first (default),
+    /// s17 requires exactly one.
+    pub edit_match: EditMatch,
 }
 
 impl Default for ToolOptions {
@@ -58,14 +66,83 @@ impl Default for ToolOptions {
         Self {
             bash_timeout: Duration::from_secs(120),
             sandbox: Sandbox::default(),
-            exit_status: ExitStatus::Note,
+            exit_status: ExitStatusText::Note,
+            bash_output: BashOutput::default(),
+            read_lines: ReadLines::default(),
+            edit_match: EditMatch::default(),
         }
     }
 }
 
-/// s02's tools, in the course's order: `bash`, `read_file`, `write_file`, `edit_file` (course §1).
+impl ToolOptions {
+    /// These options with the course's s17 behaviours: `bash` answers `exit_code=N` and the last
+    /// [`S17_TAIL_CHARS`] characters, `read_file` takes a 1-based `offset` and a `limit` of 200
+    /// lines by default (1 to 500), `edit_file` edits only text that occurs exactly once.
+    pub fn s17(self) -> Self {
+        Self {
+            bash_output: BashOutput::ExitCodeTail { tail_chars: S17_TAIL_CHARS },
+            read_lines: ReadLines::Window { default_limit: 200, max_limit: 500 },
+            edit_match: EditMatch::ExactlyOne,
+            ..self
+        }
+    }
+}
+
+/// How many characters of a command's output the s17 `bash` keeps, from the end (course s17:
+/// `output[-29950:]`, so that the result with its exit code stays under 30,000).
+pub const S17_TAIL_CHARS: usize = 29_950;
+
+/// What `bash` returns for a command that ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BashOutput {
+    /// Course s02: the first 50,000 characters of the trimmed output, `(no output)` when empty,
+    /// `(exit code N)` last for a failure (see [`bash()`]).
+    #[default]
+    Head,
+    /// Course s17: `exit_code=N`, a newline, then the last `tail_chars` characters of the
+    /// trimmed output.
+    ExitCodeTail {
+        /// How many characters of the output's end are kept.
+        tail_chars: usize,
+    },
+}
+
+/// Which lines `read_file` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReadLines {
+    /// Course s02: input `path`, `limit`?; the first `limit` lines (all when absent or 0), then
+    /// `... (N more lines)`.
+    #[default]
+    Head,
+    /// Course s17: input `path`, `offset`?, `limit`?; `limit` lines from line `offset` (1-based,
+    /// default 1, at least 1), `limit` defaulting to `default_limit` and held to
+    /// 1..=`max_limit`; no note about the lines left.
+    Window {
+        /// `limit` when the model gives none (s17: 200).
+        default_limit: u64,
+        /// The largest `limit` (s17: 500).
+        max_limit: u64,
+    },
+}
+
+/// How many occurrences of `old_text` `edit_file` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EditMatch {
+    /// Course s02: the first occurrence is replaced; more than one is reported.
+    #[default]
+    First,
+    /// Course s13–s17: exactly one, else `Expected 1 occurrence, found N` and nothing is written.
+    ExactlyOne,
+}
+
+/// s02's tools, in the course's order: `bash`, `read_file`, `write_file`, `edit_file` (course §1),
+/// with `opts`' behaviours.
 pub fn s02(ws: &Workspace, opts: &ToolOptions) -> DispatchMap {
-    DispatchMap::new().with(bash(ws, opts)).with(read_file(ws)).with(write_file(ws)).with(edit_file(ws))
+    DispatchMap::new()
+        .with(bash(ws, opts))
+        .with(read_file_with(ws, opts.read_lines))
+        .with(write_file(ws))
+        .with(edit_file_with(ws, opts.edit_match))
 }
 
 /// A tool spec with the course's schema shape:

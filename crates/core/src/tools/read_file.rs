@@ -18,6 +18,12 @@
 //! the open file (`fstat`): a FIFO or device, even one swapped in after the path was checked, is
 //! refused at once instead of hanging the harness.
 //!
+//! With [`ReadLines::Window`] (course s17, [`read_file_with`]) the input is
+//! `{"path", "offset"?, "limit"?}`: `limit` lines (default 200, held to 1..=500) from the 1-based
+//! line `offset` (default 1, at least 1), joined by `\n`, with no note about the lines left; the
+//! file is read only as far as the last of them. The shown text is still cut at 50,000
+//! characters (`... (output cut at 50000 characters)`), since one line may be a megabyte.
+//!
 //! Errors (`Error: …` for the model): the workspace rule; `File not found: PATH`;
 //! `PATH is a folder, not a file`; `PATH is not a regular file` (a FIFO, socket or device);
 //! `PATH is a binary file (N bytes); not shown` when the first
@@ -34,6 +40,7 @@ use serde_json::json;
 use super::{MAX_OUTPUT_CHARS, cut_chars, spec};
 use crate::dispatch::{Subject, Tool, ToolError, TypedTool, run_blocking};
 use crate::messages::ToolSpec;
+use crate::tools::ReadLines;
 use crate::workspace::{Opened, Workspace, WsPath};
 
 /// Bytes of the shown lines kept in memory: enough for 50,000 characters of up to 4 bytes each.
@@ -50,6 +57,41 @@ pub const COUNT_BYTES: u64 = 4 * 1024 * 1024;
 /// `limit`. See the module docs for the output and errors.
 pub fn read_file(ws: &Workspace) -> impl Tool + use<> {
     ReadFile(ws.clone())
+}
+
+/// The `read_file` tool showing the lines `lines` says: [`read_file`]'s with
+/// [`ReadLines::Head`], s17's window (input `path`, `offset`, `limit`) with [`ReadLines::Window`].
+pub fn read_file_with(ws: &Workspace, lines: ReadLines) -> impl Tool + use<> {
+    match lines {
+        ReadLines::Head => ReadFileTool::Head(Arc::new(ReadFile(ws.clone()))),
+        ReadLines::Window { default_limit, max_limit } => ReadFileTool::Window(Arc::new(ReadWindow {
+            ws: ws.clone(),
+            default_limit,
+            max_limit: max_limit.max(1),
+        })),
+    }
+}
+
+/// Either `read_file`, as the dispatch map holds it.
+enum ReadFileTool {
+    Head(Arc<ReadFile>),
+    Window(Arc<ReadWindow>),
+}
+
+impl Tool for ReadFileTool {
+    fn spec(&self) -> ToolSpec {
+        match self {
+            ReadFileTool::Head(t) => TypedTool::spec(&**t),
+            ReadFileTool::Window(t) => TypedTool::spec(&**t),
+        }
+    }
+
+    fn prepare(self: Arc<Self>, input: &serde_json::Value) -> Result<crate::dispatch::Prepared, ToolError> {
+        match &*self {
+            ReadFileTool::Head(t) => Tool::prepare(Arc::clone(t), input),
+            ReadFileTool::Window(t) => Tool::prepare(Arc::clone(t), input),
+        }
+    }
 }
 
 /// The `read_file` tool's input.
@@ -91,6 +133,106 @@ impl TypedTool for ReadFile {
         let given = path.given().to_owned();
         run_blocking("read_file", move || read(file, &meta, &given, limit)).await
     }
+}
+
+/// The window `read_file`'s input: numbers as the model sends them, held to their range later.
+#[derive(Deserialize)]
+struct WindowArgs {
+    path: String,
+    offset: Option<i64>,
+    limit: Option<i64>,
+}
+
+/// `read_file` with s17's window ([`ReadLines::Window`]).
+struct ReadWindow {
+    ws: Workspace,
+    default_limit: u64,
+    max_limit: u64,
+}
+
+impl TypedTool for ReadWindow {
+    type Args = WindowArgs;
+
+    fn spec(&self) -> ToolSpec {
+        spec(
+            "read_file",
+            "Read file contents.",
+            json!({"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}}),
+            &["path"],
+        )
+    }
+
+    fn subject(&self, args: &WindowArgs) -> Subject {
+        Subject::Path(args.path.clone())
+    }
+
+    async fn run(self: Arc<Self>, args: WindowArgs) -> Result<String, ToolError> {
+        let offset = u64::try_from(args.offset.unwrap_or(1)).unwrap_or(0).max(1);
+        let limit = match args.limit {
+            None => self.default_limit,
+            Some(l) => u64::try_from(l).unwrap_or(0),
+        }
+        .clamp(1, self.max_limit);
+        let path = self.ws.locate(&args.path)?;
+        let (file, _meta) = open_regular(&path)?;
+        let given = path.given().to_owned();
+        run_blocking("read_file", move || read_window(file, &given, offset, limit)).await
+    }
+}
+
+/// Lines `offset..offset + limit` (1-based) of the open regular file `file`, as the module docs
+/// say; blocking. Reading stops after the last of them.
+fn read_window(
+    mut file: cap_std::fs::File,
+    given: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<String, ToolError> {
+    let (first, end) = (offset - 1, (offset - 1).saturating_add(limit));
+    let mut buf = vec![0u8; CHUNK];
+    let (mut line, mut kept, mut full, mut sniffed) = (0u64, Vec::new(), false, false);
+    'read: loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ToolError::Failed(format!("Cannot read {given}: {e}"))),
+        };
+        if !sniffed {
+            sniffed = true;
+            if looks_binary(&buf[..n.min(SNIFF_BYTES)], n < SNIFF_BYTES) {
+                return Err(ToolError::Failed(format!("{given} is a binary file; not shown")));
+            }
+        }
+        let mut chunk = &buf[..n];
+        while !chunk.is_empty() {
+            let (piece, ends_line) = match memchr::memchr(b'\n', chunk) {
+                Some(at) => (&chunk[..=at], true),
+                None => (chunk, false),
+            };
+            if line >= first && !full {
+                let take = piece.len().min(HEAD_BYTES - kept.len());
+                kept.extend_from_slice(&piece[..take]);
+                full = take < piece.len();
+            }
+            chunk = &chunk[piece.len()..];
+            if ends_line {
+                line += 1;
+                if line >= end {
+                    break 'read;
+                }
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&kept);
+    let lines = text.matches('\n').count() + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    let joined = join_lines(&text, lines);
+    let (shown, cut) = cut_chars(&joined, MAX_OUTPUT_CHARS);
+    Ok(if cut > 0 || full {
+        format!("{shown}\n... (output cut at {MAX_OUTPUT_CHARS} characters)")
+    } else {
+        joined
+    })
 }
 
 /// Reads the open regular file `file` (`given` is its path as the model gave it) as described
@@ -317,6 +459,22 @@ mod tests {
             assert_eq!(scan(b"a\n\n", None, chunk), "a\n");
             assert_eq!(scan(b"", None, chunk), "");
         }
+    }
+
+    #[test]
+    fn the_window_is_one_based_and_reads_no_further_than_it_shows() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        std::fs::write(dir.path().join("f.txt"), "one\r\ntwo\nthree\n\nfive").expect("written");
+        let root = cap_std::fs::Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).expect("dir");
+        let window = |offset, limit| {
+            let file = root.open("f.txt").expect("open");
+            read_window(file, "f.txt", offset, limit).expect("read")
+        };
+        assert_eq!(window(1, 200), "one\ntwo\nthree\n\nfive");
+        assert_eq!(window(2, 2), "two\nthree");
+        assert_eq!(window(4, 1), "");
+        assert_eq!(window(5, 9), "five");
+        assert_eq!(window(9, 9), "");
     }
 
     #[test]

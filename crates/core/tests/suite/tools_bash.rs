@@ -53,6 +53,33 @@ async fn a_non_zero_exit_code_is_appended() -> TestResult {
 }
 
 #[tokio::test]
+async fn the_course_exit_status_texts_are_errors() -> TestResult {
+    use agent_core::tools::ExitStatusText;
+    let later =
+        Fixture::with_options(&ToolOptions { exit_status: ExitStatusText::Error, ..Default::default() })?;
+    assert_eq!(
+        run(&later, "exit 3").await,
+        ToolOutcome::error("Error: command exited with status 3\n(no output)")
+    );
+    assert_eq!(run(&later, "echo ok").await, ToolOutcome::ok("ok"));
+    let s12 = Fixture::with_options(&ToolOptions {
+        exit_status: ExitStatusText::ErrorUncut,
+        ..Default::default()
+    })?;
+    assert_eq!(run(&s12, "exit 1").await, ToolOutcome::error("Error: command exited with status 1\n"));
+    assert_eq!(
+        run(&s12, "echo no >&2; exit 2").await,
+        ToolOutcome::error("Error: command exited with status 2\nno")
+    );
+    assert_eq!(run(&s12, "kill -9 $$").await, ToolOutcome::error("Error: command exited with status -9\n"));
+    // Not cut at 50,000 characters on error.
+    let long = run(&s12, "head -c 60000 /dev/zero | tr '\\0' o; exit 1").await;
+    assert_eq!(long.content.len(), "Error: command exited with status 1\n".len() + 60_000);
+    assert_eq!(run(&s12, "true").await, ToolOutcome::ok("(no output)"));
+    Ok(())
+}
+
+#[tokio::test]
 async fn invalid_utf8_becomes_replacement_characters_not_a_crash() -> TestResult {
     let fx = Fixture::new()?;
     // dash's printf has no `\x`; octal 377 376 are the bytes 0xFF 0xFE.

@@ -7,8 +7,13 @@
 //! stderr, trimmed, decoded lossily (an invalid byte becomes U+FFFD; course #510), and cut to the
 //! first 50,000 characters followed by `... (N more characters)`; `(no output)` when empty. A
 //! non-zero exit adds a last line `(exit code N)`, death by a signal `(killed by signal NAME)`
-//! (ours); with [`ToolOptions::exit_status`] set to the course's s11 wording, a non-zero exit is
-//! the error `Error: command exited with status N` followed by the output instead.
+//! (ours); a chapter may ask for the course's later text instead, `Error: command exited with
+//! status N` and the output ([`ExitStatusText`], s11–s15).
+//!
+//! With [`BashOutput::ExitCodeTail`] (course s17) the result is `exit_code=N` on the first line,
+//! then the **last** characters of the trimmed output (stdout then stderr), however much was
+//! printed, and nothing for an empty output: the end of a test run is where its verdict is. A
+//! death by a signal is `exit_code=-N`, as Python reports it.
 //!
 //! Errors (`Error: …` for the model):
 //! - a command containing a deny-list entry → `Dangerous command blocked` (course §1);
@@ -43,8 +48,7 @@ use crate::dispatch::{Subject, Tool, ToolError, TypedTool};
 use crate::messages::ToolSpec;
 use crate::process::spawn_shell;
 use crate::sandbox::Sandbox;
-use crate::tools::ToolOptions;
-use crate::wording;
+use crate::tools::{BashOutput, ToolOptions};
 use crate::workspace::Workspace;
 use deny::deny_list_match;
 
@@ -114,17 +118,28 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
 
     // The command has ended once `sh` has exited and everything `sh` left running is killed,
     // which also closes the pipes those held, so the readers reach EOF.
-    let work = async { tokio::join!(capture(stdout), capture(stderr), session.finish(&mut child)) };
+    let keep = Keep::of(opts.bash_output);
+    let work =
+        async { tokio::join!(capture(stdout, keep), capture(stderr, keep), session.finish(&mut child)) };
     match tokio::time::timeout(timeout, work).await {
         Ok((out, err, report)) => {
             let report = report.map_err(|e| ToolError::failed(format!("Cannot wait for sh: {e}")))?;
             let status = report.status.unwrap_or_else(|| ExitStatus::from_raw(0));
-            match (opts.exit_status, status.code()) {
-                (wording::ExitStatus::Error, Some(code)) if code != 0 => {
-                    let output = render(out, err, status, report.stopped, &opts.sandbox, false);
-                    Err(ToolError::failed(wording::ExitStatus::error_text(code, &output)))
+            if let BashOutput::ExitCodeTail { tail_chars } = opts.bash_output {
+                return Ok(render_exit_code(out, err, status, report.stopped, &opts.sandbox, tail_chars));
+            }
+            match (opts.exit_status, ExitStatusText::returncode(status)) {
+                (ExitStatusText::Note, _) | (_, None) => {
+                    Ok(render(out, err, status, report.stopped, &opts.sandbox, true))
                 }
-                _ => Ok(render(out, err, status, report.stopped, &opts.sandbox, true)),
+                (ExitStatusText::Error, Some(code)) => {
+                    let text = render(out, err, status, report.stopped, &opts.sandbox, false);
+                    Err(ToolError::failed(ExitStatusText::error_text(code, &text)))
+                }
+                (ExitStatusText::ErrorUncut, Some(code)) => {
+                    let text = render_uncut(out, err);
+                    Err(ToolError::failed(ExitStatusText::error_text(code, &text)))
+                }
             }
         }
         Err(_) => {
@@ -140,8 +155,65 @@ pub async fn run_command(command: &str, ws: &Workspace, opts: &ToolOptions) -> R
     }
 }
 
-/// What one stream produced: its first bytes (up to a cap: [`HEAD_BYTES`] for `bash`), and a
-/// count of the rest. Shared with [`crate::process::background`], whose caller sets the cap.
+/// How `bash` reports a command that exited with a non-zero status (or was killed by a signal).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExitStatusText {
+    /// The output as on success, then a last line `(exit code N)` or `(killed by signal NAME)`
+    /// (ours; s01–s10).
+    #[default]
+    Note,
+    /// The course's s11, s13 and s15: `Error: command exited with status N` and, on the next
+    /// line, the output as on success (cut at 50,000 characters, `(no output)` when empty). A
+    /// signal is status `-N`, as Python's `returncode` gives it. The result is an error.
+    Error,
+    /// The course's s12: as [`ExitStatusText::Error`], but the output is not cut at 50,000
+    /// characters (only what the capture keeps, [`HEAD_BYTES`] a stream, is shown) and empty
+    /// output stays empty: `Error: command exited with status 1\n`.
+    ErrorUncut,
+}
+
+impl ExitStatusText {
+    /// The text after `Error: ` for a command that exited with `code` (not 0) and printed
+    /// `output` (already rendered): `command exited with status N`, a newline, the output. The
+    /// background commands of s11 and s15 word their failures the same way.
+    pub fn error_text(code: i32, output: &str) -> String {
+        format!("command exited with status {code}\n{output}")
+    }
+
+    /// The `N` of `command exited with status N` (Python's `returncode`), `None` for success.
+    fn returncode(status: ExitStatus) -> Option<i32> {
+        match (status.code(), status.signal()) {
+            (Some(0), _) | (None, None) => None,
+            (Some(code), _) => Some(code),
+            (None, Some(sig)) => Some(-sig),
+        }
+    }
+}
+
+/// Which part of a stream is kept: its first bytes (s02's `bash`, a background command) or its
+/// last (s17's `bash`), this many at most.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Keep {
+    /// The first this many bytes.
+    Head(usize),
+    /// The last this many bytes.
+    Tail(usize),
+}
+
+impl Keep {
+    fn of(output: BashOutput) -> Self {
+        match output {
+            BashOutput::Head => Keep::Head(HEAD_BYTES),
+            // Enough bytes for that many characters of up to 4 bytes, and a character cut at the
+            // start.
+            BashOutput::ExitCodeTail { tail_chars } => Keep::Tail(4 * tail_chars + 4),
+        }
+    }
+}
+
+/// What one stream produced: its first bytes (or, with [`Keep::Tail`], its last), up to the
+/// [`Keep`]'s cap, and a count of the rest. Shared with [`crate::process::background`], whose
+/// caller sets the cap.
 #[derive(Debug, Default)]
 pub(crate) struct Captured {
     pub(crate) head: Vec<u8>,
@@ -151,17 +223,18 @@ pub(crate) struct Captured {
     pub(crate) dropped_chars: u64,
 }
 
-/// Reads `stream` to EOF keeping the head and counting the rest. A read error ends the capture.
-async fn capture<R: AsyncRead + Unpin>(stream: Option<R>) -> Captured {
+/// Reads `stream` to EOF keeping the head (or the tail) and counting the rest. A read error ends
+/// the capture.
+async fn capture<R: AsyncRead + Unpin>(stream: Option<R>, keep: Keep) -> Captured {
     let mut cap = Captured::default();
-    capture_into(stream, HEAD_BYTES, &mut cap).await;
+    capture_into(stream, keep, &mut cap).await;
     cap
 }
 
-/// Reads `stream` to EOF into `cap`, keeping its first `keep` bytes and counting the rest. What
+/// Reads `stream` to EOF into `cap`, keeping the part `keep` says and counting the rest. What
 /// was read stays in `cap` if the future is dropped first (a command stopped on its timeout). A
 /// read error ends the capture.
-pub(crate) async fn capture_into<R: AsyncRead + Unpin>(stream: Option<R>, keep: usize, cap: &mut Captured) {
+pub(crate) async fn capture_into<R: AsyncRead + Unpin>(stream: Option<R>, keep: Keep, cap: &mut Captured) {
     let Some(mut stream) = stream else { return };
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -172,6 +245,20 @@ pub(crate) async fn capture_into<R: AsyncRead + Unpin>(stream: Option<R>, keep: 
             Err(_) => break,
         };
         let chunk = &buf[..n];
+        let keep = match keep {
+            Keep::Head(bytes) => bytes,
+            Keep::Tail(max) => {
+                cap.head.extend_from_slice(chunk);
+                // Dropping from the front once the buffer holds twice the tail keeps the copying
+                // linear in the output.
+                if cap.head.len() > 2 * max {
+                    let cut = cap.head.len() - max;
+                    cap.dropped_bytes += cut as u64;
+                    cap.head.drain(..cut);
+                }
+                continue;
+            }
+        };
         let room = keep.saturating_sub(cap.head.len()).min(n);
         cap.head.extend_from_slice(&chunk[..room]);
         let rest = &chunk[room..];
@@ -213,16 +300,68 @@ fn render(
     let status = status_line(status);
     let hint = status.as_ref().and_then(|_| sandbox.hint(&result));
     let status = status.filter(|line| exit_note || !line.starts_with("(exit code"));
-    let stopped = match stopped {
-        0 => None,
-        1 => Some("(stopped 1 background process it left running)".to_owned()),
-        n => Some(format!("(stopped {n} background processes it left running)")),
-    };
+    let stopped = stopped_note(stopped);
     for line in [status, stopped, hint.map(str::to_owned)].into_iter().flatten() {
         result.push('\n');
         result.push_str(&line);
     }
     result
+}
+
+/// Both streams as captured, trimmed, without the 50,000-character cut and without
+/// `(no output)` ([`ExitStatusText::ErrorUncut`]); what the capture did not keep is counted in a
+/// last line.
+fn render_uncut(out: Captured, err: Captured) -> String {
+    let text = format!("{}{}", String::from_utf8_lossy(&out.head), String::from_utf8_lossy(&err.head));
+    let mut result = text.trim().to_owned();
+    let unseen = out.dropped_chars + err.dropped_chars;
+    if unseen > 0 {
+        result.push_str(&format!("\n... ({unseen} more characters)"));
+    }
+    result
+}
+
+/// The s17 result ([`BashOutput::ExitCodeTail`]): `exit_code=N`, then the last `tail_chars`
+/// characters of stdout and stderr together, trimmed; then the notes `render` adds after the
+/// output (processes stopped, the sandbox's hint).
+fn render_exit_code(
+    out: Captured,
+    err: Captured,
+    status: ExitStatus,
+    stopped: usize,
+    sandbox: &Sandbox,
+    tail_chars: usize,
+) -> String {
+    let mut text = String::from_utf8_lossy(&out.head).into_owned();
+    text.push_str(&String::from_utf8_lossy(&err.head));
+    let trimmed = text.trim();
+    let count = trimmed.chars().count();
+    let tail = match trimmed.char_indices().nth(count.saturating_sub(tail_chars)) {
+        Some((at, _)) => &trimmed[at..],
+        None => trimmed,
+    };
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(sig)) => -sig,
+        (None, None) => 0,
+    };
+    let mut result = format!("exit_code={code}\n{tail}");
+    let hint = (code != 0).then(|| sandbox.hint(tail)).flatten();
+    let stopped = stopped_note(stopped);
+    for line in [stopped, hint.map(str::to_owned)].into_iter().flatten() {
+        result.push('\n');
+        result.push_str(&line);
+    }
+    result
+}
+
+/// `(stopped N background process(es) it left running)`, for N > 0.
+fn stopped_note(stopped: usize) -> Option<String> {
+    match stopped {
+        0 => None,
+        1 => Some("(stopped 1 background process it left running)".to_owned()),
+        n => Some(format!("(stopped {n} background processes it left running)")),
+    }
 }
 
 /// `(exit code N)` for a non-zero exit, `(killed by signal NAME)` for a signal; `None` for 0.
@@ -252,8 +391,28 @@ mod tests {
     }
 
     #[test]
+    fn the_s17_result_keeps_the_exit_code_and_the_tail() {
+        let out = Captured { head: format!("  {}", "é".repeat(20)).into_bytes(), ..Default::default() };
+        let err = Captured { head: b"END\n".to_vec(), ..Default::default() };
+        let text = render_exit_code(out, err, ExitStatus::from_raw(7 << 8), 0, &Sandbox::default(), 10);
+        assert_eq!(text, format!("exit_code=7\n{}END", "é".repeat(7)));
+        let empty = render_exit_code(
+            Captured::default(),
+            Captured::default(),
+            ExitStatus::from_raw(9),
+            0,
+            &Sandbox::default(),
+            10,
+        );
+        assert_eq!(empty, "exit_code=-9\n");
+    }
+
+    #[test]
     fn status_lines() {
         assert_eq!(status_line(ExitStatus::from_raw(0)), None);
+        assert_eq!(ExitStatusText::returncode(ExitStatus::from_raw(0)), None);
+        assert_eq!(ExitStatusText::returncode(ExitStatus::from_raw(3 << 8)), Some(3));
+        assert_eq!(ExitStatusText::returncode(ExitStatus::from_raw(9)), Some(-9));
         assert_eq!(status_line(ExitStatus::from_raw(3 << 8)).as_deref(), Some("(exit code 3)"));
         assert_eq!(status_line(ExitStatus::from_raw(9)).as_deref(), Some("(killed by signal SIGKILL)"));
     }

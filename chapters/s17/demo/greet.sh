@@ -1,0 +1,3 @@
+#!/bin/sh
+# Greets the world.
+echo "Hello world"
