@@ -259,9 +259,13 @@ fn keystrokes_waiting_before_the_prompt_do_not_answer_it_and_the_prompt_shows_th
     let padding = "a".repeat(280);
     let command = format!("echo {padding} && rm victim");
     assert!(command.chars().count() >= 290);
+    // The first call blocks reading the named pipe `go` until the test opens it (a command the
+    // check lets run unasked: a loop would ask).
+    let fifo = std::process::Command::new("mkfifo").arg(ws.path().join("go")).status().unwrap();
+    assert!(fifo.success());
     let server = MockServer::start(vec![
         reply::tool_uses(&[
-            ("w1", "bash", json!({"command": "while [ ! -e go ]; do sleep 0.05; done; echo waited"})),
+            ("w1", "bash", json!({"command": "cat go; echo waited"})),
             ("r1", "bash", json!({ "command": command })),
         ]),
         reply::text("all done"),
@@ -269,7 +273,8 @@ fn keystrokes_waiting_before_the_prompt_do_not_answer_it_and_the_prompt_shows_th
     let mut s05 = e2e::pty_chapter("s05", ws.path(), &server.base_url());
     s05.exp_string("s05 >> ").unwrap();
     s05.send_line("clean up").unwrap();
-    // The first call is running (its header is shown) and waits for `go`: type ahead now.
+    // The first call is running (its header is shown) and waits on `go`: type ahead now, then
+    // open the pipe for writing and close it, which ends its `cat`.
     s05.exp_string("> bash:").unwrap();
     s05.send("y\r").unwrap();
     s05.flush().unwrap();
@@ -368,6 +373,20 @@ const ATTACKS: &[(&str, &str, &[&str])] = &[
     ("helper", "trap 'rm v' EXIT", &["sh"]),
     ("interpreter", "node -e \"require('fs').unlinkSync('v')\"", &["node"]),
     ("concurrent link", "(sleep 0.2; echo x >> e) & ln -s v e; wait", &["ln"]),
+    // The nine forms the hand-written tokeniser let through, read now with the bash grammar.
+    ("runtime command", "echo rm v | xargs env", &["xargs"]),
+    ("runtime command", "echo rm v | xargs nice", &["xargs"]),
+    ("runtime command", "echo 5 rm v | xargs timeout", &["xargs", "timeout"]),
+    ("long option prefix", "sed --expr='w v' s.sh", &["sed"]),
+    ("quotes inside ${}", "echo ${x:-'}'} ; rm v #'", &["sh"]),
+    ("compound assignment", "bash -c \"declare -a x='(\\$(rm v))'\"", &["bash"]),
+    ("function anywhere", "rm v; rm() { :; }", &["rm"]),
+    // dash ends this here-document at `$E`, bash at `E`: sh (dash) runs `rm v`.
+    ("sh reads it otherwise", "cat <<$'E'\n$E\nrm v\nE", &["dash"]),
+    // dash reads `&>` as `&` then `>`: `>/dev/null rm v` runs `rm v`.
+    ("sh reads it otherwise", "echo x &> /dev/null rm v", &["dash"]),
+    ("find -exec ends at ; or {} +", "find . -maxdepth 0 -exec flock + rm v \\;", &["find", "flock"]),
+    ("jobs -x runs a command", "bash -c 'jobs -x rm v'", &["bash"]),
 ];
 
 /// `true` when `program` is found on this machine's `PATH`.
@@ -504,4 +523,67 @@ fn the_dotenv_chain_never_reaches_the_url_it_writes() {
             assert!(changed, "the harness says so at exit: {}", stderr(&first));
         }
     }
+}
+
+/// git takes a folder without `.git` that holds `HEAD`, `config`, `objects/` and `refs/` for a
+/// repository, and runs its `core.fsmonitor` on `git status`. Written by the model's own file
+/// tools, then `git status`: under `--no` every step asks and is refused, the victim survives and
+/// no repository shape is left; with the shape already there, `git status` asks even with
+/// `--allow git`; under `--yes` the chain deletes the victim, so it is real.
+#[test]
+fn the_bare_repository_chain_asks_at_every_step() {
+    let config =
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = rm v\n";
+    let calls = [
+        ("c1", "write_file", json!({"path": "HEAD", "content": "ref: refs/heads/main\n"})),
+        ("c2", "write_file", json!({"path": "config", "content": config})),
+        ("c3", "write_file", json!({"path": "objects/info/packs", "content": ""})),
+        ("c4", "write_file", json!({"path": "refs/heads/.keep", "content": ""})),
+        ("c5", "bash", json!({"command": "git status"})),
+    ];
+    let run = |ws: &std::path::Path, args: &[&str], calls: &[(&str, &str, serde_json::Value)]| {
+        let server = MockServer::start(vec![reply::tool_uses(calls), reply::text("ok")]);
+        let out =
+            chapter("s05", ws, Some(&server.base_url())).args(args).args(["-p", "go"]).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let batches = result_batches(&server.requests().pop().unwrap().body);
+        batches[0].iter().map(|b| b["content"].as_str().unwrap_or_default().to_owned()).collect::<Vec<_>>()
+    };
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("v"), "precious\n").unwrap();
+    let results = run(ws.path(), &["--no"], &calls);
+    // The four writes are refused; `git status` then finds no repository shape to ask about.
+    assert!(results[..4].iter().all(|r| r == "Permission denied by user"), "{results:?}");
+    assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious\n");
+    for name in ["HEAD", "config", "objects", "refs"] {
+        assert!(!ws.path().join(name).exists(), "{name} was not written");
+    }
+    if !available("git") {
+        return eprintln!("git is missing: the chain was not tried under --yes");
+    }
+    // The shape made beforehand (as an earlier allowed session would): git still asks, whatever
+    // is allowed.
+    fs::write(ws.path().join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(ws.path().join("config"), config).unwrap();
+    fs::create_dir_all(ws.path().join("objects")).unwrap();
+    fs::create_dir_all(ws.path().join("refs")).unwrap();
+    let results = run(ws.path(), &["--no", "--allow", "git"], &calls[4..]);
+    assert_eq!(results, ["Permission denied by user"]);
+    assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious\n");
+    // Allowed, the chain does what it says.
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("v"), "precious\n").unwrap();
+    run(ws.path(), &["--yes"], &calls);
+    assert!(!ws.path().join("v").exists(), "under --yes git status ran core.fsmonitor");
+}
+
+/// A 60,000-character command is judged at once, unread: it asks, the answer (here `--no`)
+/// arrives, and the session goes on to its next turn. The check's cost is bounded by
+/// `MAX_COMMAND_LEN` and a grammar that parses in linear time, not by a clock.
+#[test]
+fn a_60000_character_command_asks_and_the_session_goes_on() {
+    let ws = tempfile::tempdir().unwrap();
+    let command = format!("echo {}", "[".repeat(60_000));
+    let result = run_attack(ws.path(), &command, "--no");
+    assert_eq!(result, "Permission denied by user");
 }

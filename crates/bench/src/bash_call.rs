@@ -273,5 +273,20 @@ pub fn bash_call(report: &mut Report, scale: Scale) -> Result<(), String> {
         us(confinement),
         "µs",
     );
+    // The s04+ permission check of one command (tree-sitter-bash parse, walk, known-program
+    // rules, the workspace's files looked up): a short command, a typical one, and a
+    // here-document writing a 200-line file.
+    let heredoc = format!("cat <<'EOF' > new.py\n{}EOF", "print('hello, world')  # a line\n".repeat(200));
+    for (label, command) in [
+        ("true", "true".to_owned()),
+        ("git status && ls -la | head -20", "git status && ls -la | head -20".to_owned()),
+        ("a 6.5 KB here-document", heredoc),
+    ] {
+        let check = time_step(calls, || {
+            std::hint::black_box(agent_core::permission::judge(&command, &ws));
+            Ok(())
+        })?;
+        report.info(&format!("the permission check of `{label}`"), us(check), "µs");
+    }
     Ok(())
 }

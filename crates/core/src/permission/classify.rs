@@ -1,7 +1,9 @@
 //! The classifier: why a shell command needs a "yes" before it runs.
 //!
-//! [`judge`] reads the command through the [tokeniser](mod@super::tokenize) and lists every
-//! [`Finding`]; no finding means the command runs unasked. The rule (ours, stricter than the
+//! [`judge`] reads the command with the [bash grammar](mod@super::grammar) and lists every
+//! [`Finding`]; no finding means the command runs unasked. A command the grammar does not read
+//! in full (an expansion, a substitution, a function, a compound command, bash-only syntax, a
+//! syntax error) gives one finding that names what it holds. The rule (ours, stricter than the
 //! course's): a command runs unasked only when **every program in it is on the list of known
 //! programs** ([`known`](mod@super::known)) with arguments under which it only reads, or only
 //! writes new files inside the workspace, and when every redirection does the same. So it asks
@@ -13,10 +15,10 @@
 //!   known when it runs (`sort $f`, `git diff *.rs`: a file named `--output=v` is an option);
 //! - the course's **destructive words** (`rm`, `rmdir`, `unlink`, `shred`, `del`, …), by command
 //!   word, wherever they stand (`echo hi && rm x`, `sh -c 'rm x'`, `nice rm x`);
-//! - anything it **cannot read**: a command or process substitution, a variable, glob or brace in
-//!   command position, `eval`, `source`, `alias`, `trap`, a shell reading standard input, a
-//!   here-document or a script file (`sh /dev/stdin <<E`), an arithmetic expansion bash would
-//!   evaluate (`${a[f]}`), a command that cannot be parsed;
+//! - anything it **cannot read**: whatever the grammar refuses, a glob or brace in command
+//!   position, `eval`, `source`, `alias`, `trap`, a shell reading standard input, a here-document
+//!   or a script file (`sh /dev/stdin <<E`), a command word that only arrives when it runs (`echo
+//!   rm v | xargs env`);
 //! - a **variable** a program could take code from (`PATH=…`, `BASH_ENV=…`, `LD_PRELOAD=…`;
 //!   see [`known::HARMLESS_VARIABLES`]);
 //! - a **write** that is not a new file inside the workspace: a redirection onto a file that
@@ -31,10 +33,11 @@
 //! "Exists" is asked of the workspace ([`Surroundings`]); a path that an earlier command of the
 //! same line mentions, or any path after a `cd`, is taken to exist, so `mv v x; > x` still asks.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
+use super::grammar::{MAX_NESTING, Script, SimpleCommand, Unread, parse};
 use super::known::{self, Entry, GIT_READS, SUBCOMMAND_PROGRAMS, SYSTEM_DIRS, harmless_variable};
-use super::tokenize::{MAX_NESTING, SimpleCommand, TokenizeError, parse};
 
 /// What the classifier asks of the workspace. Paths are as the command gives them, relative to
 /// the workspace root unless absolute.
@@ -94,9 +97,10 @@ pub fn judge(command: &str, ws: &dyn Surroundings) -> Vec<Finding> {
     // Two passes: the commands of a pipeline or of `&` run at the same time, so a link that a
     // later command makes may already be there when an earlier one writes. The first pass
     // finds every path `ln` or `cp` makes anywhere in the line; the second judges with them.
-    let mut first = State::new(ws, HashSet::new());
+    let parsed = RefCell::new(HashMap::new());
+    let mut first = State::new(ws, &parsed, HashSet::new());
     first.script(command, 0);
-    let mut state = State::new(ws, first.made);
+    let mut state = State::new(ws, &parsed, first.made);
     state.script(command, 0);
     let mut seen = HashSet::new();
     state.findings.retain(|f| seen.insert((f.reason.clone(), f.program.clone())));
@@ -113,19 +117,10 @@ pub fn classify(command: &str, ws: &dyn Surroundings) -> Option<String> {
 /// `rd`; PowerShell `Remove-Item` (course §3).
 pub const DELETE_COMMANDS: &[&str] = &["rm", "rmdir", "unlink", "shred", "del", "erase", "rd", "remove-item"];
 
-/// Words at command position that are syntax, not commands (`if rm x; then …`).
-const RESERVED: &[&str] =
-    &["!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "esac"];
-
 /// Builtins whose effect cannot be read from the command line: they run code given as text,
 /// from a file, or later, or change what a name runs.
 const UNREADABLE: &[&str] =
     &["eval", "source", ".", "coproc", "fc", "alias", "trap", "enable", "hash", "bind", "function"];
-
-/// The reason given for a command that cannot be read.
-fn unparsable(error: &TokenizeError) -> String {
-    format!("cannot be parsed ({error}), so it is treated as destructive")
-}
 
 /// The program an allowance names for a command whose program is `name` and arguments `args`:
 /// `name`, or `name SUB` for the programs of
@@ -158,10 +153,10 @@ pub fn command_key(name: &str, args: &[String]) -> String {
 /// changed (a `cd`), named, or defined, and the findings so far.
 struct State<'a> {
     ws: &'a dyn Surroundings,
+    /// Each script read once for both passes (`sh -c` scripts included).
+    parsed: &'a RefCell<HashMap<String, Result<Script, Unread>>>,
     cwd_changed: bool,
     mentioned: HashSet<String>,
-    /// Functions the line defines (`f() { …; }`); their bodies are judged where they stand.
-    functions: HashSet<String>,
     /// Some redirection of the line writes a file, so `/dev/stdout` or `/dev/fd/N` may be one.
     fds_to_files: bool,
     /// Paths an `ln` or `cp` anywhere in the line makes, which may be links: a write at or under
@@ -235,12 +230,16 @@ enum Write {
 }
 
 impl<'a> State<'a> {
-    fn new(ws: &'a dyn Surroundings, linked: HashSet<String>) -> Self {
+    fn new(
+        ws: &'a dyn Surroundings,
+        parsed: &'a RefCell<HashMap<String, Result<Script, Unread>>>,
+        linked: HashSet<String>,
+    ) -> Self {
         State {
             ws,
+            parsed,
             cwd_changed: false,
             mentioned: HashSet::new(),
-            functions: HashSet::new(),
             fds_to_files: false,
             linked,
             made: HashSet::new(),
@@ -256,22 +255,14 @@ impl<'a> State<'a> {
     /// Judges a whole command line at nesting `depth`.
     fn script(&mut self, script: &str, depth: usize) {
         if depth > MAX_NESTING {
-            return self.push(None, unparsable(&TokenizeError::TooDeep));
+            return self.push(None, Unread::TooDeep.to_string());
         }
-        let parsed = match parse(script) {
+        let read =
+            self.parsed.borrow_mut().entry(script.to_string()).or_insert_with(|| parse(script)).clone();
+        let parsed = match read {
             Ok(p) => p,
-            Err(e) => return self.push(None, unparsable(&e)),
+            Err(e) => return self.push(None, e.to_string()),
         };
-        if parsed.substitution {
-            self.push(None, "runs a command substitution, whose commands cannot be known before it runs");
-        }
-        if parsed.arithmetic {
-            self.push(
-                None,
-                "holds arithmetic that bash evaluates (an arithmetic command or expansion, a subscript, a substring, an indirection), where a variable's value can run a command",
-            );
-        }
-        self.functions.extend(parsed.functions.iter().cloned());
         let writes_files =
             parsed.commands.iter().flat_map(|c| &c.redirects).any(|r| {
                 (r.writes() || (r.op == ">&" && !is_fd(&r.target))) && !r.target.starts_with("/dev/")
@@ -280,6 +271,7 @@ impl<'a> State<'a> {
         for command in &parsed.commands {
             self.simple(command, depth);
             self.mentioned.extend(command.words.iter().cloned());
+            self.mentioned.extend(command.assignments.iter().cloned());
             self.mentioned.extend(command.redirects.iter().map(|r| r.target.clone()));
         }
     }
@@ -291,13 +283,16 @@ impl<'a> State<'a> {
 
     /// One simple command: its redirections, then its words.
     fn simple(&mut self, command: &SimpleCommand, depth: usize) {
+        for a in &command.assignments {
+            self.assignment(a);
+        }
         for r in &command.redirects {
             if r.target.starts_with("/dev/tcp/") || r.target.starts_with("/dev/udp/") {
                 self.push(None, format!("opens a network connection ({} {})", r.op, r.target));
                 continue;
             }
             let fd_copy = r.op == ">&" && is_fd(&r.target);
-            if !(r.writes() || r.op == ">&") || fd_copy {
+            if !(r.writes() || r.op == ">&") || fd_copy || r.target.is_empty() {
                 continue; // inputs, here-documents, `2>&1`, `>&-`
             }
             if let Some(why) = r.unknown {
@@ -329,6 +324,13 @@ impl<'a> State<'a> {
         }
         if let Some(what) = steering_file(target) {
             return Some(format!("writes {target}, {what}"));
+        }
+        if !target.starts_with('/')
+            && let Some(folder) = repository_file(target, self.ws)
+        {
+            return Some(format!(
+                "writes {target}, a name git reads at the root of a bare repository, in {folder}, which has no .git"
+            ));
         }
         if self.cwd_changed {
             return Some(format!("writes {target} after a cd, where this check cannot see what it is"));
@@ -376,21 +378,8 @@ impl<'a> State<'a> {
     /// The words of a simple command (redirections already judged).
     fn words(&mut self, w: Words<'_>, depth: usize) {
         if depth > MAX_NESTING {
-            return self.push(None, unparsable(&TokenizeError::TooDeep));
+            return self.push(None, Unread::TooDeep.to_string());
         }
-        // Reserved words and assignments come before the command word.
-        let mut i = 0;
-        while let Some(word) = w.get(i) {
-            if w.unknown(i).is_none() && RESERVED.contains(&word) {
-                i += 1;
-            } else if is_assignment(word) {
-                self.assignment(word);
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        let w = w.from(i);
         let Some(word) = w.get(0) else { return };
         if let Some(why) = w.unknown(0) {
             return self.push(
@@ -398,24 +387,11 @@ impl<'a> State<'a> {
                 format!("the command word holds {why}, so the command cannot be known before it runs"),
             );
         }
-        match word {
-            "case" => return, // `case WORD in`: the patterns are dropped by the tokeniser
-            "for" | "select" => {
-                if let Some(name) = w.get(1).filter(|n| !harmless_variable(n)) {
-                    self.push(None, format!("sets {name}, which can tell programs where to find code"));
-                }
-                return;
-            }
-            _ => {}
-        }
         let name = match self.program_name(word) {
             Ok(name) => name,
             Err(finding) => return self.findings.push(finding),
         };
         let args = w.args();
-        if self.functions.contains(name.as_str()) {
-            return; // a function of this line: its body was judged where it stands
-        }
         let key = command_key(&name, args);
         let folded = fold(&name);
         if DELETE_COMMANDS.contains(&folded.as_str()) {
@@ -529,9 +505,7 @@ impl<'a> State<'a> {
             "tar" => self.tar(key, w),
             "uniq" | "xxd" => self.one_input(name, key, w),
             "test" | "[" => self.test(name, w),
-            "[[" => self.double_bracket(w),
             "set" => self.set(w),
-            "export" | "readonly" | "declare" | "typeset" | "local" | "unset" => self.declare(name, w),
             "read" => self.read(w),
             _ => {}
         }
@@ -654,6 +628,13 @@ impl<'a> State<'a> {
         }
         let inner = w.from(1 + start);
         if inner.get(0).is_none() {
+            if w.extra {
+                // `echo rm v | xargs env`: the command arrives with the arguments, when it runs.
+                return self.push(
+                    None,
+                    format!("'{name}' runs a command that only arrives when it runs (from xargs or find)"),
+                );
+            }
             return; // `exec 3>x`, `env` alone (it prints the environment), `nohup` alone
         }
         if name == "xargs" {
@@ -741,6 +722,17 @@ impl<'a> State<'a> {
     /// own repository.
     fn git(&mut self, w: Words<'_>) {
         let args = w.args();
+        if let Some(name) = self.repository_shaped() {
+            // Whatever was allowed: git would take the workspace for a bare repository, whose
+            // `config` (core.fsmonitor, diff.external) runs commands, now and in the user's own
+            // git later.
+            return self.push(
+                None,
+                format!(
+                    "the workspace has no .git but has {name}, so git may take it for a repository whose configuration runs commands"
+                ),
+            );
+        }
         if !self.known_args("git", &command_key("git", args), w) {
             return;
         }
@@ -798,18 +790,28 @@ impl<'a> State<'a> {
             return self
                 .push(key, format!("runs 'git {sub}' after a cd, in a repository this check cannot see"));
         }
-        if !self.ws.exists(".git") && self.may_exist("HEAD") {
-            return self.push(
-                key,
-                "the workspace has no .git, and its own files could make up a repository whose configuration runs commands",
-            );
-        }
         if has_option(rest, "--output") {
             return self.push(key, format!("writes a file with 'git {sub} --output'"));
         }
         if sub == "grep" && (has_option(rest, "-O") || has_option(rest, "--open-files-in-pager")) {
             self.push(key, "'git grep -O' runs a pager command");
         }
+    }
+
+    /// The first of the names a bare repository has at its root (`HEAD`, `config`, `objects`,
+    /// `refs`) that the workspace holds, or that this line names, when the workspace has no
+    /// `.git`; `None` otherwise.
+    fn repository_shaped(&self) -> Option<&'static str> {
+        if self.ws.exists(".git") {
+            return None;
+        }
+        let named = |n: &str| {
+            self.mentioned.iter().chain(&self.linked).any(|m| {
+                let m = normal(m);
+                m == n || m.starts_with(&format!("{n}/"))
+            })
+        };
+        REPOSITORY_NAMES.iter().copied().find(|n| self.ws.exists(n) || named(n))
     }
 
     /// `find`: `-delete` and `-fprint…` ask; `-exec CMD … ;` (also `-execdir`, `-ok`,
@@ -827,10 +829,13 @@ impl<'a> State<'a> {
                 }
                 "-exec" | "-execdir" | "-ok" | "-okdir" => {
                     let command = w.from(i + 1);
-                    let len = command
-                        .words
-                        .iter()
-                        .position(|x| x == ";" || x == "+")
+                    // The command ends at `;`, or at a `+` right after `{}`: any other `+` is
+                    // one of its arguments (`-exec flock + rm v ;`).
+                    let len = (0..command.words.len())
+                        .find(|&k| {
+                            command.get(k) == Some(";")
+                                || (command.get(k) == Some("+") && k > 0 && command.get(k - 1) == Some("{}"))
+                        })
                         .unwrap_or(command.words.len());
                     self.words_with_extra(
                         command.take(len),
@@ -852,16 +857,18 @@ impl<'a> State<'a> {
         if !self.known_args("sed", key, w) {
             return;
         }
-        let args = w.args();
         let key = Some(key.to_string());
-        if has_option(args, "-i") || has_option(args, "--in-place") {
+        let Some(sed) = sed_options(w.args()) else {
+            return self.push(key, "'sed' has an option this check does not know");
+        };
+        if sed.in_place {
             self.push(key, "edits files in place with 'sed -i'");
             return self.steering_arguments(w);
         }
-        if has_option(args, "-f") || has_option(args, "--file") {
+        if sed.file {
             return self.push(key, "runs a sed script from a file this check does not read");
         }
-        if sed_scripts(args).iter().any(|s| sed_runs_or_writes(s)) {
+        if sed.scripts.iter().any(|s| sed_runs_or_writes(s)) {
             self.push(key, "the sed script runs commands or writes files (e, w)");
         }
     }
@@ -1202,58 +1209,16 @@ impl<'a> State<'a> {
     /// `test` and `[`: bash evaluates the name after `-v` (and `-R`) as arithmetic, so those
     /// ask, and so does an operator that is only known when it runs.
     fn test(&mut self, name: &str, w: Words<'_>) {
-        let mut n = w.args().len();
-        if name == "[" && w.args().last().is_some_and(|a| a == "]") {
-            n -= 1;
-        }
-        let a = w.from(1).take(n);
-        let literal = |i: usize| if a.unknown(i).is_none() { a.get(i) } else { None };
-        for i in 0..n {
-            if matches!(literal(i), Some("-v" | "-R"))
-                || literal(i).is_some_and(|t| t.contains("$(") || t.contains('`'))
-            {
-                return self.push(
-                    None,
-                    format!("'{name} -v' makes bash evaluate a name, where a value can run a command"),
-                );
-            }
-        }
-        if (0..n).all(|i| a.unknown(i).is_none()) {
-            return;
-        }
-        const BINARY: &[&str] =
-            &["=", "==", "!=", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", "<", ">"];
-        let operand = |i: usize| !a.splits(i);
-        let fine = match n {
-            1 => operand(0),
-            2 => literal(0).is_some_and(|o| o.starts_with('-') || o == "!") && operand(1),
-            3 => {
-                (literal(1).is_some_and(|o| BINARY.contains(&o)) && operand(0) && operand(2))
-                    || (literal(0) == Some("!")
-                        && literal(1).is_some_and(|o| o.starts_with('-'))
-                        && operand(2))
-            }
-            _ => false,
-        };
-        if !fine {
-            self.push(None, format!("'{name}' gets an operator that is only known when it runs"));
-        }
-    }
-
-    /// `[[ … ]]`: bash evaluates its arithmetic comparisons and `-v`, where a variable's value can
-    /// run a command; those ask.
-    fn double_bracket(&mut self, w: Words<'_>) {
         let args = w.args();
-        let arithmetic = args.iter().enumerate().any(|(i, a)| {
-            w.unknown(i + 1).is_none()
-                && (matches!(a.as_str(), "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v" | "-R")
-                    || a.contains("$(")
-                    || a.contains('`'))
-        });
-        // Inside `[[ … ]]` an expansion is never split into an operator: the operators are the
-        // literal words, so a value only matters where one of them evaluates it.
-        if arithmetic || w.extra {
-            self.push(None, "'[[' may evaluate a value as arithmetic, where it can run a command");
+        if args.iter().any(|a| a == "-v" || a == "-R") {
+            return self.push(
+                None,
+                format!("'{name} -v' makes bash evaluate a name, where a value can run a command"),
+            );
+        }
+        // The grammar lets through no variable; a glob could still become an operator.
+        if let Some(reason) = w.args_unknown() {
+            self.push(None, format!("'{name}': {reason}"));
         }
     }
 
@@ -1296,30 +1261,6 @@ impl<'a> State<'a> {
         }
     }
 
-    /// `export`, `readonly`, `declare`, `typeset`, `local`, `unset`: names by the variable rule;
-    /// `-i` (arithmetic on every assignment) and `-n` (a name that stands for another) ask.
-    fn declare(&mut self, name: &str, w: Words<'_>) {
-        for (i, a) in w.args().iter().enumerate() {
-            if let Some(why) = w.unknown(i + 1) {
-                return self.push(None, format!("'{name}' gets a name that holds {why}"));
-            }
-            if let Some(flags) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
-                if flags.chars().any(|c| !"xrgaAlutpfF".contains(c)) && name != "unset" {
-                    return self.push(None, format!("'{name} {a}' is an option this check does not know"));
-                }
-                continue;
-            }
-            let variable = a.split('=').next().unwrap_or(a).trim_end_matches('+');
-            let plain = variable.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !plain || (name != "unset" && !harmless_variable(variable)) {
-                return self.push(
-                    None,
-                    format!("sets {variable}, which can tell programs where to find code or what to run"),
-                );
-            }
-        }
-    }
-
     /// `read`: into variables by the variable rule.
     fn read(&mut self, w: Words<'_>) {
         let args = w.args();
@@ -1353,6 +1294,10 @@ impl<'a> State<'a> {
         }
     }
 }
+
+/// The names git looks for at the root of a bare repository: a folder without `.git` that holds
+/// them may be taken for one.
+pub const REPOSITORY_NAMES: &[&str] = &["HEAD", "config", "objects", "refs"];
 
 /// Shell options `set -o` and `sh -o` may set unasked.
 const SET_OPTIONS: &[&str] = &[
@@ -1821,40 +1766,118 @@ fn has_flag(args: &[String], short: char, long: &[&str]) -> bool {
     })
 }
 
-/// The scripts of a `sed` command: each `-e SCRIPT`/`--expression=SCRIPT`, or else the first
-/// operand.
-fn sed_scripts(args: &[String]) -> Vec<String> {
-    let mut scripts = Vec::new();
-    let mut first_operand = None;
+/// What a `sed` command's options say: in-place editing, a script file, and its scripts.
+struct SedOptions {
+    in_place: bool,
+    file: bool,
+    /// Each `-e SCRIPT`/`--expression=SCRIPT`, or else the first operand.
+    scripts: Vec<String>,
+}
+
+/// Reads GNU sed's options the way it does: clusters (`-ne p`, `-i.bak`), and long options by
+/// any unambiguous prefix (`--expr=w v` is `--expression`). `None` for an option it does not
+/// have, or an ambiguous prefix: sed refuses those, and the check asks.
+fn sed_options(args: &[String]) -> Option<SedOptions> {
+    const LONG: &[&str] = &[
+        "--quiet",
+        "--silent",
+        "--debug",
+        "--expression",
+        "--file",
+        "--follow-symlinks",
+        "--in-place",
+        "--line-length",
+        "--null-data",
+        "--zero-terminated",
+        "--posix",
+        "--regexp-extended",
+        "--separate",
+        "--sandbox",
+        "--unbuffered",
+        "--help",
+        "--version",
+    ];
+    let mut sed = SedOptions { in_place: false, file: false, scripts: Vec::new() };
+    let mut operand = None;
+    let mut options_done = false;
     let mut i = 0;
     while let Some(a) = args.get(i) {
-        if a == "-e" || a == "--expression" {
-            scripts.extend(args.get(i + 1).cloned());
-            i += 2;
+        i += 1;
+        if options_done || !a.starts_with('-') || a == "-" {
+            operand.get_or_insert_with(|| a.clone());
             continue;
         }
-        if let Some(s) = a.strip_prefix("--expression=") {
-            scripts.push(s.to_string());
-        } else if a == "-l" || a == "--line-length" {
-            i += 1;
-        } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 && a[1..].contains('e') {
-            // `-ne SCRIPT` or `-eSCRIPT`: the script follows the `e`.
-            let after = &a[a.find('e').map_or(a.len(), |p| p + 1)..];
-            if after.is_empty() {
-                scripts.extend(args.get(i + 1).cloned());
-                i += 2;
-                continue;
-            }
-            scripts.push(after.to_string());
-        } else if !a.starts_with('-') && first_operand.is_none() {
-            first_operand = Some(a.clone());
+        if a == "--" {
+            options_done = true;
+            continue;
         }
-        i += 1;
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            match gnu_long(name, LONG)? {
+                "--expression" => {
+                    let script = match value {
+                        Some(v) => v,
+                        None => {
+                            i += 1;
+                            args.get(i - 1)?.clone()
+                        }
+                    };
+                    sed.scripts.push(script);
+                }
+                "--file" => sed.file = true,
+                "--in-place" => sed.in_place = true,
+                "--line-length" if value.is_none() => i += 1,
+                _ => {}
+            }
+            continue;
+        }
+        let letters: Vec<char> = a.chars().skip(1).collect();
+        for (k, c) in letters.iter().enumerate() {
+            match c {
+                'n' | 'E' | 'r' | 's' | 'u' | 'z' => {}
+                'i' => {
+                    sed.in_place = true; // the rest of the cluster is the backup suffix
+                    break;
+                }
+                'e' | 'f' | 'l' => {
+                    let rest: String = letters.get(k + 1..).unwrap_or_default().iter().collect();
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        args.get(i - 1).cloned()
+                    } else {
+                        Some(rest)
+                    };
+                    match c {
+                        'e' => sed.scripts.push(value?),
+                        'f' => sed.file = true,
+                        _ => {}
+                    }
+                    break;
+                }
+                _ => return None,
+            }
+        }
     }
-    if scripts.is_empty() {
-        scripts.extend(first_operand);
+    if sed.scripts.is_empty() {
+        sed.scripts.extend(operand);
     }
-    scripts
+    Some(sed)
+}
+
+/// The long option of `options` (written with `--`) that `name` (written without) selects, as
+/// GNU's getopt_long chooses it: an exact name, or the only one it is a prefix of. `None` when it
+/// selects none or several.
+fn gnu_long(name: &str, options: &[&'static str]) -> Option<&'static str> {
+    let full = format!("--{name}");
+    if let Some(exact) = options.iter().find(|o| **o == full) {
+        return Some(exact);
+    }
+    let mut candidates = options.iter().filter(|o| !name.is_empty() && o.starts_with(&full));
+    let first = candidates.next()?;
+    candidates.next().is_none().then_some(*first)
 }
 
 /// `true` when a sed script may run a command or write a file: a command `e`, `w` or `W`, an
@@ -1952,9 +1975,10 @@ fn is_assignment(word: &str) -> bool {
 }
 
 /// What a file that steers later runs does, if `path` is one: `.env` (and `.env.*`) chooses the
-/// endpoint and key of the next session; `.git/config` and `.git/hooks/*` choose commands git
-/// runs, and anything else under a `.git` folder (the folder itself included) is what git reads
-/// as its repository.
+/// endpoint and key of the next session; anything under `.memory` is recalled into the system
+/// prompt of s09's next session; `.git/config` and `.git/hooks/*` choose commands git runs, and
+/// anything else under a `.git` folder (the folder itself included) is what git reads as its
+/// repository. (Writing a bare repository's names elsewhere is [`repository_file`].)
 pub fn steering_file(path: &str) -> Option<&'static str> {
     // Compared without case: on a case-insensitive file system (macOS's default) `.ENV` is `.env`.
     let lower = path.to_lowercase();
@@ -1962,6 +1986,9 @@ pub fn steering_file(path: &str) -> Option<&'static str> {
     let name = parts.last()?;
     if *name == ".env" || name.starts_with(".env.") {
         return Some("which sets the endpoint and key of the next session");
+    }
+    if parts.contains(&".memory") {
+        return Some("which s09 recalls into the system prompt of the next session");
     }
     let git = parts.iter().position(|p| *p == ".git")?;
     Some(match parts.get(git + 1).copied() {
@@ -1971,12 +1998,39 @@ pub fn steering_file(path: &str) -> Option<&'static str> {
     })
 }
 
+/// The folder, if any, to which writing `path` gives one of the names git looks for at the root
+/// of a bare repository ([`REPOSITORY_NAMES`]: a file `HEAD` or `config`, anything under
+/// `objects/` or `refs/`) while the folder has no `.git`: `"."` for the workspace root. git run
+/// there takes the folder for a repository, and its `config` can make git run commands
+/// (`core.fsmonitor`). Names are compared without case, as macOS's file system does.
+pub fn repository_file(path: &str, ws: &dyn Surroundings) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    for (i, part) in parts.iter().enumerate() {
+        let lower = part.to_lowercase();
+        let last = i + 1 == parts.len();
+        let hit = match lower.as_str() {
+            "head" | "config" => last,
+            "objects" | "refs" => true,
+            _ => false,
+        };
+        if !hit {
+            continue;
+        }
+        let folder = parts.get(..i).unwrap_or_default().join("/");
+        let git = if folder.is_empty() { ".git".to_string() } else { format!("{folder}/.git") };
+        if !ws.exists(&git) {
+            return Some(if folder.is_empty() { ".".to_string() } else { folder });
+        }
+    }
+    None
+}
+
 /// The file that steers later runs an argument names, if any: `.env` (or `.env.x`) or `.git` as
 /// a whole word inside it (`--output=.env`, `open('.env', 'w')`, `x/.git/config`).
 fn mentions_steering(text: &str) -> Option<&'static str> {
     let text = text.to_lowercase();
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
-    for (needle, what) in [(".env", ".env"), (".git", ".git")] {
+    for (needle, what) in [(".env", ".env"), (".git", ".git"), (".memory", ".memory")] {
         let mut from = 0;
         while let Some(at) = text[from..].find(needle) {
             let start = from + at;

@@ -112,7 +112,6 @@ pub const READERS: &[&str] = &[
     "break",
     "continue",
     "shift",
-    "jobs",
 ];
 
 /// Programs that only read unless given one of these options (see the module docs for how an
@@ -130,13 +129,15 @@ pub const READERS_UNLESS: &[(&str, &[&str])] = &[
     ("date", &["-s", "--set"]),
     ("printf", &["-v"]),
     ("wait", &["-p"]),
+    // `jobs -x COMMAND` runs the command.
+    ("jobs", &["-x"]),
 ];
 
 /// Programs with a rule of their own in [`classify`](mod@super::classify): (name, what runs unasked).
 pub const JUDGED: &[(&str, &str)] = &[
     ("git", "read-only subcommands (GIT_READS) without --output, in the workspace's own repository"),
-    ("find", "without -delete or -fprint; -exec and -execdir only with a known command"),
-    ("sed", "without -i, -f, and without the script commands e, w, W"),
+    ("find", "without -delete or -fprint; -exec and -execdir only with a known command (ended by ; or {} +)"),
+    ("sed", "without -i, -f, and without the script commands e, w, W (options read as GNU sed reads them)"),
     ("awk", "a literal program without system, |, > or @; no -f; also mawk, gawk, nawk"),
     ("cp", "onto new files inside the workspace (not .env, not under .git)"),
     ("ln", "a new link inside the workspace"),
@@ -147,19 +148,15 @@ pub const JUDGED: &[(&str, &str)] = &[
     ("uniq", "one input, no output file"),
     ("xxd", "one input, no output file"),
     ("test", "no -v or -R, and no operator that is only known when it runs; also ["),
-    ("[[", "no arithmetic comparison, no -v, nothing only known when it runs"),
     ("cd", "changes the folder; after it, every write asks (also pushd, popd)"),
     ("set", "shell options e, u, x, v, f, C and -o pipefail and kin, or -- ARGS"),
-    (
-        "export",
-        "variables by the variable rule (HARMLESS_VARIABLES); also readonly, declare, typeset, local, unset",
-    ),
     ("read", "into variables by the variable rule"),
 ];
 
 /// Wrappers: each runs the command after its own options, which is then judged in its place
 /// (`timeout 5 rm v` asks as `rm v` does). `xargs` and `find -exec` give that command arguments
-/// only known when it runs, so it must be a reader.
+/// only known when it runs, so it must be a reader; a wrapper left without a command there (`echo
+/// rm v | xargs env`) gets its command when it runs, and asks.
 pub const WRAPPERS: &[&str] = &[
     "env", "nice", "nohup", "timeout", "stdbuf", "time", "command", "builtin", "exec", "xargs", "setsid",
     "ionice", "taskset", "flock",
@@ -306,19 +303,7 @@ pub fn entry(name: &str) -> Option<Entry> {
     if SHELLS.contains(&name) {
         return Some(Entry::Shell);
     }
-    let kin = matches!(
-        name,
-        "[" | "pushd"
-            | "popd"
-            | "readonly"
-            | "declare"
-            | "typeset"
-            | "local"
-            | "unset"
-            | "mawk"
-            | "gawk"
-            | "nawk"
-    );
+    let kin = matches!(name, "[" | "pushd" | "popd" | "mawk" | "gawk" | "nawk");
     (kin || JUDGED.iter().any(|(n, _)| *n == name)).then_some(Entry::Judged)
 }
 

@@ -3,18 +3,20 @@
 //!
 //! ```text
 //!  tool call ─► check_tool_call ─┬─ Command: deny list (leaf of bash) ──► Deny("Permission denied by deny list")
-//!   (its Subject)                ├─ Command: judge (tokenised) finds  ──► Ask(question) → "Allow? [y/N]"
-//!                                │  a program not on the known list,
-//!                                │  a destructive word, a write that
-//!                                │  is not a new file, the unreadable
-//!                                ├─ WrittenPath: .env, under .git
+//!   (its Subject)                ├─ Command: the bash grammar finds   ──► Ask(question) → "Allow? [y/N]"
+//!                                │  syntax it does not read in full,
+//!                                │  or judge finds a program not on
+//!                                │  the known list, a destructive word,
+//!                                │  a write that is not a new file
+//!                                ├─ WrittenPath: .env, under .git or
+//!                                │  .memory, a bare repository's name
 //!                                │  (also through a symlink)          ──► Ask(question)
 //!                                └─ anything else                     ──► Allow
 //! ```
 //!
 //! | module | what |
 //! |---|---|
-//! | [`tokenize`](mod@tokenize) | the shell tokeniser: simple commands, redirections, and what cannot be known before running |
+//! | [`grammar`](mod@grammar) | the command read with tree-sitter-bash: the syntax accepted, its simple commands, and the name of whatever else it holds |
 //! | [`known`](mod@known) | the list a learner reads: the programs that run unasked, and with which arguments |
 //! | [`classify`](mod@classify) | the classifier: every reason a command needs a "yes" |
 //! | [`session`](mod@session) | "always" for the session: the `a` answer, `--allow`, `/permissions` |
@@ -47,16 +49,26 @@
 //!   `.git/config` give it (the check keeps the latter from being written unasked);
 //! - run a script it was allowed once (`a` on `./build.sh`) after the script has changed.
 //!
-//! A form the tokeniser reads differently from `sh` errs towards asking: `[[ a && b ]]` is split
-//! at `&&`, `$(( … ))` counts as a substitution, `>` inside an awk program as a write.
+//! The grammar accepts a small language (plain words and strings, commands, pipelines, lists,
+//! literal redirections and here-documents): a variable, a substitution, a function, a loop or
+//! an `if` asks, however harmless (`for f in *.py; do echo $f; done`). That is the price of
+//! reading in full what runs unasked; `a` and `--allow` waive what names a program.
+//!
+//! ## Size
+//! The old hand-written tokeniser (714 lines) is gone; the grammar's walk (`grammar.rs`) is
+//! smaller, and most of the code is still the known-program rules of `classify.rs` (how `git`,
+//! `find`, `sed`, `cp`, `tar` … parse their options), which the grammar cannot replace: it reads
+//! the shell, not each program's options. The whole is 3,500 lines, as before (3,509): the
+//! tokeniser's lines went, and the grammar's walk, the GNU option reader for sed, the
+//! bare-repository rule and the new tests came.
 //!
 //! The backstop is the OS sandbox of the bash tool (the workspace is the only writable place);
 //! this check is what guards the workspace's own files, `.env` and `.git`.
 
 pub mod classify;
+pub mod grammar;
 pub mod known;
 pub mod session;
-pub mod tokenize;
 
 use crate::approve::Question;
 use crate::dispatch::{Subject, ToolCall};
@@ -64,10 +76,11 @@ use crate::workspace::Workspace;
 
 pub use crate::tools::bash::deny::{DENY_LIST, deny_list_match};
 pub use classify::{
-    DELETE_COMMANDS, Finding, Surroundings, Unknown, classify, command_key, judge, steering_file,
+    DELETE_COMMANDS, Finding, REPOSITORY_NAMES, Surroundings, Unknown, classify, command_key, judge,
+    repository_file, steering_file,
 };
+pub use grammar::{MAX_COMMAND_LEN, MAX_NESTING, Redirect, Script, SimpleCommand, Unread, parse};
 pub use session::{Allowance, AlwaysAllowed, SessionApprover, Source};
-pub use tokenize::{MAX_NESTING, Redirect, Script, SimpleCommand, TokenizeError, parse, tokenize};
 
 /// Says whether a shell command needs the user's "yes", and why, judged without a workspace:
 /// every path is taken to exist ([`Unknown`]). `Some(reason)`, a short English phrase such as
@@ -174,7 +187,19 @@ pub fn check_tool_call(call: &ToolCall, ws: &dyn Surroundings) -> Verdict {
                     format!("{path}, a link to {} ({})", resolved.unwrap_or_default(), call.name),
                     Vec::new(),
                 )),
-                (None, None) => Verdict::Allow,
+                (None, None) => {
+                    let relative = resolved.clone().unwrap_or_else(|| path.clone());
+                    match repository_file(&relative, ws) {
+                        Some(folder) => Verdict::Ask(Question::new(
+                            format!(
+                                "Writes a name git reads at the root of a bare repository, in {folder}, which has no .git (its config can make git run commands)"
+                            ),
+                            format!("{path} ({})", call.name),
+                            Vec::new(),
+                        )),
+                        None => Verdict::Allow,
+                    }
+                }
             }
         }
         Subject::Path(_) | Subject::PathPattern { .. } | Subject::Text(_) | Subject::Nothing => {

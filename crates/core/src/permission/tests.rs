@@ -1,12 +1,12 @@
 use super::*;
 
 fn words(command: &str) -> Vec<Vec<String>> {
-    tokenize(command).map(|cs| cs.into_iter().map(|c| c.words).collect()).unwrap_or_default()
+    parse(command).map(|s| s.commands.into_iter().map(|c| c.words).collect()).unwrap_or_default()
 }
 
 #[test]
 fn quotes_and_escapes_are_removed() {
-    assert_eq!(words(r#"echo 'a b' "c $d" e\ f"#), vec![vec!["echo", "a b", "c $d", "e f"]]);
+    assert_eq!(words(r#"echo 'a b' "c \$d" e\ f"#), vec![vec!["echo", "a b", "c $d", "e f"]]);
 }
 
 #[test]
@@ -18,83 +18,79 @@ fn operators_split_simple_commands() {
 }
 
 #[test]
-fn substitution_commands_come_first() {
-    assert_eq!(words("echo $(rm x)"), vec![vec!["rm", "x"], vec!["echo", "$(rm x)"]]);
-    assert_eq!(words("echo `rm x`"), vec![vec!["rm", "x"], vec!["echo", "`rm x`"]]);
-}
-
-#[test]
 fn redirections_are_taken_out() {
-    let cs = tokenize("cat <in >>out 2>&1 x").unwrap_or_default();
-    assert_eq!(cs.len(), 1);
-    assert_eq!(cs[0].words, vec!["cat", "x"]);
-    let ops: Vec<_> = cs[0].redirects.iter().map(|r| (r.op.as_str(), r.fd, r.target.as_str())).collect();
+    let script = parse("cat <in x >>out 2>&1").unwrap_or_default();
+    assert_eq!(script.commands.len(), 1);
+    assert_eq!(script.commands[0].words, vec!["cat", "x"]);
+    let ops: Vec<_> =
+        script.commands[0].redirects.iter().map(|r| (r.op.as_str(), r.fd, r.target.as_str())).collect();
     assert_eq!(ops, vec![("<", None, "in"), (">>", None, "out"), (">&", Some(2), "1")]);
 }
 
 #[test]
 fn heredoc_body_is_not_commands() {
-    assert_eq!(words("cat <<EOF\nrm x\nEOF\nls"), vec![vec!["cat"], vec!["ls"]]);
+    assert_eq!(words("cat <<'EOF'\nrm x\nEOF\nls"), vec![vec!["cat"], vec!["ls"]]);
+    assert_eq!(words("cat <<EOF > new.txt\nrm x\nEOF"), vec![vec!["cat"]]);
 }
 
 #[test]
-fn errors() {
-    assert_eq!(tokenize("echo 'x"), Err(TokenizeError::UnterminatedQuote('\'')));
-    assert_eq!(tokenize("echo \"x"), Err(TokenizeError::UnterminatedQuote('"')));
-    assert_eq!(tokenize("echo $(x"), Err(TokenizeError::UnterminatedSubstitution));
-    assert_eq!(tokenize("echo `x"), Err(TokenizeError::UnterminatedQuote('`')));
-    assert_eq!(tokenize("echo >"), Err(TokenizeError::MissingRedirectTarget(">".into())));
-    let deep = format!("{}x{}", "$(".repeat(40), ")".repeat(40));
-    assert_eq!(tokenize(&deep), Err(TokenizeError::TooDeep));
-}
-
-#[test]
-fn a_carriage_return_is_part_of_the_word() {
-    assert_eq!(words("ls\r"), vec![vec!["ls\r"]]);
-    assert_eq!(words("rm\rv"), vec![vec!["rm\rv"]]);
-}
-
-#[test]
-fn a_function_definition_is_not_a_command_and_its_body_is() {
-    let script = parse("f() { rm v; }; f").unwrap_or_default();
-    assert_eq!(script.functions, ["f"]);
-    let words: Vec<Vec<String>> = script.commands.into_iter().map(|c| c.words).collect();
-    assert_eq!(words, vec![vec!["rm", "v"], vec!["f"]]);
-    assert!(parse("( ls )").unwrap_or_default().functions.is_empty());
-}
-
-#[test]
-fn unquoted_expansions_may_split() {
-    let cs = tokenize(r#"[ $x "$y" $'z' *.rs "a b" ]"#).unwrap_or_default();
-    assert_eq!(cs[0].splits, [false, true, false, false, true, false, false]);
-    assert_eq!(cs[0].unknown[2], Some("a variable"), "quoted, still unknown");
-    let home = tokenize("cp f ~/x").unwrap_or_default();
-    assert_eq!(home[0].unknown[2], Some("a home folder (~)"));
-}
-
-#[test]
-fn arithmetic_that_bash_evaluates_is_marked() {
-    for text in [
-        "echo ${a[i]}",
-        "echo ${x:i}",
-        "echo ${!x}",
-        "echo ${x@P}",
-        "echo $[x]",
-        "((x = y))",
-        "cat <<E\n${a[1]}\nE",
+fn what_is_not_read_is_named() {
+    let holds = |command: &str| match parse(command) {
+        Err(e) => e.to_string(),
+        Ok(s) => format!("read: {s:?}"),
+    };
+    for (command, what) in [
+        ("echo $(rm x)", "a command substitution"),
+        ("echo `rm x`", "a command substitution"),
+        ("echo $x", "a variable"),
+        ("echo ${x:-'}'} ; rm v #'", "a variable"),
+        ("f() { :; }", "a function definition"),
+        ("x=(a b)", "a compound assignment"),
+        ("declare -a x='($(rm v))'", "declare"),
+        ("cat <<$'E'\nE\nrm v\nE", "cannot be parsed"),
+        ("cat <<\\E\nE\nrm v\nE", "a here-document whose delimiter"),
+        ("cat <<E$x\nE\n", "cannot be parsed"),
+        ("cat <<E\n$HOME\nE", "a here-document whose body sh expands"),
+        ("echo x &> /dev/null rm v", "'&>'"),
+        ("cat <<< x", "here-string"),
+        ("[[ -n x ]]", "[["),
+        ("if true; then ls; fi", "a compound command"),
+        ("echo 'x", "cannot be parsed"),
+        ("ls\r", "U+000D"),
+        ("sort -\\\no v f", "text the grammar skips"),
+        ("ls\u{a0}-la", "U+00A0"),
     ] {
-        assert!(parse(text).unwrap_or_default().arithmetic, "{text}");
+        assert!(holds(command).contains(what), "{command:?}: {}", holds(command));
     }
-    for text in [
-        "echo ${x}",
-        "echo ${x:-d}",
-        "echo ${#x}",
-        "echo ${a[@]}",
-        "echo ${#a[*]}",
-        "echo ${x%.rs}",
-        "( (ls) )",
-        "cat <<'E'\n${a[1]}\nE",
-    ] {
-        assert!(!parse(text).unwrap_or_default().arithmetic, "{text}");
-    }
+}
+
+#[test]
+fn globs_braces_and_tildes_are_only_known_when_run() {
+    let script = parse("ls *.rs {a,b} ~/x 'q*' a=b").unwrap_or_default();
+    let c = &script.commands[0];
+    assert_eq!(
+        c.unknown,
+        [None, Some("a glob"), Some("a brace expansion"), Some("a home folder (~)"), None, None]
+    );
+    assert_eq!(c.splits, [false, true, true, false, false, false]);
+}
+
+#[test]
+fn test_brackets_are_a_command_with_its_words() {
+    assert_eq!(
+        words("[ -d out ] || mkdir -p out"),
+        vec![vec!["[", "-d", "out", "]"], vec!["mkdir", "-p", "out"]]
+    );
+    assert_eq!(words("[ a = b ]"), vec![vec!["[", "a", "=", "b", "]"]]);
+    assert_eq!(words("> /dev/null rm v"), vec![vec!["rm", "v"]]);
+    assert_eq!(words("2>/dev/null ls -la"), vec![vec!["ls", "-la"]]);
+}
+
+#[test]
+fn a_long_command_is_refused_at_once() {
+    let long = format!("echo {}", "[".repeat(60_000));
+    assert_eq!(parse(&long), Err(Unread::TooLong(long.len())));
+    // Just under the cap, the grammar reads it.
+    let under = format!("echo {}", "[".repeat(MAX_COMMAND_LEN - 10));
+    assert!(parse(&under).is_ok() || parse(&under).is_err());
 }
