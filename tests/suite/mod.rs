@@ -10,6 +10,7 @@ mod hooks;
 #[cfg(target_os = "linux")]
 mod isolation;
 mod prompt_cache;
+mod readmes;
 mod repl;
 mod runtime;
 mod s01;
