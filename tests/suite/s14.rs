@@ -163,3 +163,29 @@ fn a_refused_server_is_never_started() {
     assert_eq!(tool_names(&requests[1]), BASE, "no tool of a server that did not start");
     assert!(!ws.path().join("server.pid").exists(), "the server's command ran");
 }
+
+#[test]
+fn a_failed_request_becomes_the_answer_and_the_repl_goes_on() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        reply::error(400, "invalid_request_error", "messages: bad shape"),
+        reply::text("Second answer."),
+    ]);
+    let cmd = chapter("s14", ws.path(), Some(&server.base_url()));
+    let out = run_with_stdin(cmd, "first\nsecond\nq\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("[Error] BadRequestError: API error 400 invalid_request_error: messages: bad shape"),
+        "{shown}"
+    );
+    assert!(shown.contains("Second answer."), "{shown}");
+    // The error text is the first turn's answer in the history the second request carries.
+    let requests = server.requests();
+    let messages = requests[1].body["messages"].as_array().cloned().unwrap_or_default();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["role"] == "assistant" && m.to_string().contains("[Error] BadRequestError"))
+    );
+}

@@ -256,3 +256,70 @@ impl Extension for McpExtension {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::approve::FixedApprover;
+    use agent_core::hooks::HookOutcome;
+    use agent_core::test_util::{EventLog, tool_call};
+    use std::path::PathBuf;
+
+    fn mcp(events: Events) -> McpTools {
+        let hub = Hub::new(Vec::new(), PathBuf::from("."), Limits::default(), HostPolicy::course());
+        McpTools::new(hub, Box::new(FixedApprover(false)), events)
+    }
+
+    /// The tools and SYSTEM the extension sets on a request that starts from `base`.
+    async fn next_request(tools: &McpTools, base: DispatchMap) -> (DispatchMap, String) {
+        let (mut map, mut system) = (base, String::from("BASE"));
+        let log = EventLog::new();
+        let mut request =
+            RequestContext { system: &mut system, tools: &mut map, history: &[], events: &*log };
+        let _ = tools.extension().before_request(&mut request).await;
+        (map, system)
+    }
+
+    #[tokio::test]
+    async fn test_mcp_permission_uses_host_policy() {
+        let log = EventLog::new();
+        let tools = mcp(log.clone());
+        assert_eq!(
+            tools.connect("deploy").await,
+            "Connected to MCP server 'deploy'. Discovered 2 tools: trigger, status"
+        );
+        assert!(log.lines().iter().any(|l| l == "  [mcp] connected: deploy -> trigger, status"));
+        let (map, system) = next_request(&tools, tools.add_to(DispatchMap::new())).await;
+        assert_eq!(system, "BASE\n\nConnected MCP servers: deploy");
+        let mut hooks = HookRegistry::new(log.clone());
+        tools.register_permission_hook(&mut hooks, Box::new(FixedApprover(false)));
+        let run = |hooks: &mut HookRegistry, name: &str| {
+            let call = tool_call(&map, "t", name, json!({"service": "web"}));
+            match hooks.run(&HookContext::PreToolUse { call: &call }) {
+                HookOutcome::Value { value, .. } => Some(value),
+                _ => None,
+            }
+        };
+        assert_eq!(run(&mut hooks, "mcp__deploy__status"), None);
+        assert_eq!(run(&mut hooks, "mcp__deploy__trigger").as_deref(), Some(DENIED_BY_USER));
+        // A tool no host policy names, whatever it claims to be, is asked about.
+        assert_eq!(run(&mut hooks, "mcp__third_party__erase").as_deref(), Some(DENIED_BY_USER));
+        assert_eq!(run(&mut hooks, "bash"), None, "built-ins are the kernel's permission hook's");
+    }
+
+    #[tokio::test]
+    async fn a_failed_request_is_answered_with_the_error_type_and_text() {
+        let text = mcp(EventLog::new()).error_text();
+        let e = ApiError::Api {
+            status: 429,
+            error_type: "rate_limit_error".into(),
+            message: "slow down".into(),
+            request_id: None,
+        };
+        assert_eq!(text(&e), "[Error] RateLimitError: API error 429 rate_limit_error: slow down");
+        assert_eq!(
+            text(&ApiError::Transport("refused".into())),
+            "[Error] APIConnectionError: could not reach the endpoint: refused"
+        );
+    }
+}
