@@ -174,3 +174,27 @@ fn s09_to_s12_is_memory_leaving_and_the_scheduler_arriving() {
         &["permission", "approver", "todo", "course_hooks", "fn run_bash"],
     );
 }
+
+#[test]
+fn s09_to_s14_is_memory_leaving_and_mcp_tools_arriving() {
+    // Both are the s04 kernel with the deny list naming the matched entry: memory leaves; the mcp
+    // crate's tools arrive (`connect_mcp`, the per-request pool and SYSTEM, the host-policy hook
+    // after the course's permission hook, `/mcp`, the `[Error]` answer), and the base tools take
+    // s14's texts as parameters of the one set of tools. No question, no pool and no MCP
+    // protocol is written here.
+    assert_mentions(
+        "s09",
+        "s14",
+        &[
+            "Memory",
+            "McpTools::for_setup",
+            "mcp.add_to",
+            "mcp.extension",
+            "mcp.commands",
+            "mcp.register_permission_hook",
+            "mcp.error_text",
+            "UnknownTool::Long",
+        ],
+        &["Question", "fn run_bash", "todo", "normalize_mcp_name", "rmcp", "call_tool"],
+    );
+}

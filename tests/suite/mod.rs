@@ -25,5 +25,6 @@ mod s09;
 mod s10;
 mod s11;
 mod s12;
+mod s14;
 mod s17;
 mod stream;

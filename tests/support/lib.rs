@@ -37,6 +37,43 @@ pub fn bin(name: &str) -> PathBuf {
     profile_dir().join(name)
 }
 
+/// The examples [`example`] built, by `package/name`: each built once per test process.
+static EXAMPLES: OnceLock<std::sync::Mutex<std::collections::HashMap<String, Result<PathBuf, String>>>> =
+    OnceLock::new();
+
+/// The path of example `name` of package `package` (such as the mcp crate's test MCP server),
+/// built by the first call with `cargo build --example` into the target folder this test
+/// executable came from. Panics with cargo's output if that build failed.
+pub fn example(package: &str, name: &str) -> PathBuf {
+    let cache = EXAMPLES.get_or_init(Default::default);
+    let mut built = cache.lock().unwrap_or_else(|p| p.into_inner());
+    let result = built.entry(format!("{package}/{name}")).or_insert_with(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let profile = profile_dir();
+        let target =
+            profile.parent().ok_or_else(|| format!("no target folder above {}", profile.display()))?;
+        let out = Command::new(&cargo)
+            .args(["build", "--quiet", "-p", package, "--example", name])
+            .env("CARGO_TARGET_DIR", target)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cargo did not start: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(profile.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+    });
+    match result {
+        Ok(path) => path.clone(),
+        Err(why) => panic!("example `{name}` of `{package}` could not be built: {why}"),
+    }
+}
+
 /// The profile folder holding this test executable: `target/<profile>/deps/<test>` →
 /// `target/<profile>`. Cargo puts it under `CARGO_TARGET_DIR` when that is set, so looking next
 /// to the executable finds the chapters wherever the run put its build.

@@ -110,6 +110,7 @@ fn main() -> std::process::ExitCode {
             max_rounds: settings.max_turns,
             prompt: (!args.words.is_empty()).then(|| args.words.join(" ")),
             quit_words: &["quit"],
+            error_text: None,
         })
     })
 }

@@ -402,11 +402,25 @@ pub struct Composed {
     pub prompt: Option<String>,
     /// Words that quit the REPL besides `q` and `exit` (s17's `quit`).
     pub quit_words: &'static [&'static str],
+    /// A failed request's text, which then becomes the turn's answer
+    /// ([`agent_core::agent::AgentBuilder::errors_as_text`]; course s13–s15's `[Error] {Type}: {e}`);
+    /// `None`: a failed request fails the turn.
+    pub error_text: Option<ErrorText>,
 }
+
+/// How a chapter words a failed request as the turn's answer ([`Composed::error_text`]).
+pub type ErrorText = Arc<dyn Fn(&agent_core::error::ApiError) -> String + Send + Sync>;
 
 impl From<Harness> for Composed {
     fn from(harness: Harness) -> Self {
-        Self { harness, max_stop_continuations: None, max_rounds: None, prompt: None, quit_words: &[] }
+        Self {
+            harness,
+            max_stop_continuations: None,
+            max_rounds: None,
+            prompt: None,
+            quit_words: &[],
+            error_text: None,
+        }
     }
 }
 
@@ -496,7 +510,7 @@ struct DemoRun {
 /// # Errors
 /// [`StartupError::Chapter`] with the builder's message.
 fn agent_from(setup: &Setup, composed: impl IntoComposed) -> Result<Started, StartupError> {
-    let Composed { harness, max_stop_continuations, max_rounds, prompt, quit_words } =
+    let Composed { harness, max_stop_continuations, max_rounds, prompt, quit_words, error_text } =
         composed.into_composed().map_err(StartupError::Chapter)?;
     let mut builder = Agent::builder(Arc::clone(&setup.model), &setup.model_id)
         .system(harness.system)
@@ -508,6 +522,9 @@ fn agent_from(setup: &Setup, composed: impl IntoComposed) -> Result<Started, Sta
     }
     if let Some(max) = max_rounds {
         builder = builder.max_rounds(max);
+    }
+    if let Some(text) = error_text {
+        builder = builder.errors_as_text(move |e| text(e));
     }
     let mut commands = harness.commands;
     if setup.allowed.in_use() && !commands.iter().any(|c| c.name == "permissions") {

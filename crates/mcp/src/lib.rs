@@ -7,7 +7,9 @@
 //! - [`pool`]: the tool pool rebuilt before every request: `mcp__{server}__{tool}` names,
 //!   normalised, at most 64 characters, collisions refused, and the host's policy per tool;
 //! - [`hub`]: `connect_mcp`: the configured and connected servers, approval of real ones,
-//!   and their ending with the harness.
+//!   and their ending with the harness;
+//! - [`tools`]: the glue a chapter composes: `connect_mcp`, the per-request pool and SYSTEM,
+//!   the host-policy permission hook, `[Error] {Type}: {e}` and `/mcp` ([`McpTools`]).
 //!
 //! The host decides what runs without asking ([`pool::HostPolicy`]); a server's annotations
 //! (`readOnlyHint`, …) are shown, never trusted.
@@ -18,6 +20,8 @@ pub mod course;
 pub mod hub;
 pub mod pool;
 pub mod stdio;
+pub mod tools;
 
 pub use client::{McpClient, ToolDef};
 pub use pool::{HostPolicy, Policy, PoolError, PoolTool};
+pub use tools::{McpExtension, McpTools};
