@@ -749,7 +749,7 @@ fn the_ssh_agent_is_out_of_reach() {
 
 /// A documented limit: outside the writable set a command cannot write a file's content,
 /// but it can change the mode and the times of a file the user owns (Landlock has no right for
-/// them; see the s02 README's threat model, which this test keeps honest). Changing the owner
+/// them; see the threat model in `chapters/s02/SANDBOX.md`, which this test keeps honest). Changing the owner
 /// needs `CAP_CHOWN`, which no command has.
 #[test]
 fn metadata_outside_the_workspace_is_a_documented_limit() {
@@ -773,9 +773,9 @@ fn metadata_outside_the_workspace_is_a_documented_limit() {
     // The limit, as documented.
     assert!(r.contains("chmod: 0") && r.contains("touch: 0"), "{r}");
     assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
-    let readme =
-        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../chapters/s02/README.md")).unwrap();
-    assert!(readme.contains("`chmod`, `touch -d`"), "the s02 README no longer documents the metadata limit");
+    let model =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../chapters/s02/SANDBOX.md")).unwrap();
+    assert!(model.contains("`chmod`, `touch -d`"), "the s02 threat model no longer documents the metadata limit");
 }
 
 /// As root: `mknod` of a character device (here `/dev/kmsg`'s, 1:11) in the workspace is
