@@ -775,7 +775,10 @@ fn metadata_outside_the_workspace_is_a_documented_limit() {
     assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
     let model =
         fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../chapters/s02/SANDBOX.md")).unwrap();
-    assert!(model.contains("`chmod`, `touch -d`"), "the s02 threat model no longer documents the metadata limit");
+    assert!(
+        model.contains("`chmod`, `touch -d`"),
+        "the s02 threat model no longer documents the metadata limit"
+    );
 }
 
 /// As root: `mknod` of a character device (here `/dev/kmsg`'s, 1:11) in the workspace is
