@@ -586,16 +586,17 @@ async fn run_async<H: IntoComposed>(
             return run_demo(&chapter, &mut agent, &terminal, &commands, run, keep, (&mut queue, &gate))
                 .await;
         }
+        // `-p` and the REPL serve the same session: the user's prompts and the automatic turns.
+        let served = Served {
+            agent: &mut agent,
+            terminal: &terminal,
+            history: &mut history,
+            commands: &commands,
+            turns: &mut queue,
+            gate: &gate,
+            quit_words,
+        };
         if let Some(prompt) = &prompt {
-            let served = Served {
-                agent: &mut agent,
-                terminal: &terminal,
-                history: &mut history,
-                commands: &commands,
-                turns: &mut queue,
-                gate: &gate,
-                quit_words,
-            };
             return print_mode(served, prompt).await;
         }
         let ui = terminal.ui();
@@ -610,15 +611,6 @@ async fn run_async<H: IntoComposed>(
             }
             None => ui.print(&chapter.banner.text()),
         }
-        let served = Served {
-            agent: &mut agent,
-            terminal: &terminal,
-            history: &mut history,
-            commands: &commands,
-            turns: &mut queue,
-            gate: &gate,
-            quit_words,
-        };
         repl::run(chapter.name, served).await
     };
     // The session runs as a task beside the HTTP connection's task, not as `block_on`'s own
