@@ -3,21 +3,13 @@
 demo store draws (tasks::tools::DEMO_ID_SEED); after changing the seed, run `s10 --demo` once to
 see the new ids and pass them: python3 demo/gen_turns.py ID_SCHEMA ID_API ID_TESTS ID_DOCS > demo/turns.jsonl
 """
-import json, sys
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../tests/support"))
+from demo_turns import dump, recorder
+
 ids = sys.argv[1:5] if len(sys.argv) > 4 else ["ID0","ID1","ID2","ID3"]
 S, A, T, D = ids
-n = [0]
-def msg(content, stop, inp, out):
-    n[0] += 1
-    blocks = []
-    for b in content:
-        if isinstance(b, str):
-            blocks.append({"type": "text", "text": b})
-        else:
-            name, inp_ = b
-            blocks.append({"type": "tool_use", "id": "toolu_01S10Demo%02d%s" % (n[0], "x" * 6 + str(len(blocks))), "name": name, "input": inp_})
-    return {"id": "msg_demo_s10_%02d" % n[0], "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": inp, "output_tokens": out}}
+msg = recorder("s10")
 turns = [
   msg(["I'll put the four pieces of work on the task board first. Their ids are made by the store, so I'll add the dependencies once they come back.",
        ("create_task", {"subject": "Design the schema", "description": "Tables, keys and constraints for the release."}),
@@ -36,4 +28,4 @@ turns = [
   msg(["The schema is done, and completing it unblocked the API. The board now:\n\n- [x] Design the schema\n- [ ] Write the API (ready: its dependency is completed)\n- [ ] Write the tests (waits for the API)\n- [ ] Write the docs (no dependencies, ready any time)\n\nNext I would claim the API. The tasks are files in .tasks/, so a later session sees the same board."],
       "end_turn", 3050, 120),
 ]
-print("\n".join(json.dumps(t, ensure_ascii=False) for t in turns))
+print(dump(turns))

@@ -2,19 +2,11 @@
 """Writes demo/turns.jsonl, the recorded model turns of `s14 --demo`:
 python3 demo/gen_turns.py > demo/turns.jsonl
 """
-import json
-n = [0]
-def msg(content, stop, inp, out):
-    n[0] += 1
-    blocks = []
-    for b in content:
-        if isinstance(b, str):
-            blocks.append({"type": "text", "text": b})
-        else:
-            name, inp_ = b
-            blocks.append({"type": "tool_use", "id": "toolu_01S14Demo%02d%s" % (n[0], "x" * 6 + str(len(blocks))), "name": name, "input": inp_})
-    return {"id": "msg_demo_s14_%02d" % n[0], "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": inp, "output_tokens": out}}
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../tests/support"))
+from demo_turns import dump, recorder
+
+msg = recorder("s14")
 turns = [
   msg(["The docs tools are not in my tool list yet: I'll connect the server first.",
        ("connect_mcp", {"name": "docs"})], "tool_use", 1420, 60),
@@ -27,4 +19,4 @@ turns = [
   msg(["Done:\n\n- the docs search for agent hooks found 3 results;\n- the documentation API is v2.1.0;\n- the web deployment was triggered, after you allowed it: deploy's trigger is an external tool the host confirms, whatever the server says about it."],
       "end_turn", 2010, 90),
 ]
-print("\n".join(json.dumps(t, ensure_ascii=False) for t in turns))
+print(dump(turns))
