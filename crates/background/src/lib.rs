@@ -35,6 +35,8 @@
 //! bare `Popen`; a command killed by a signal or stopped reports that in words
 //! (`Error: killed by signal SIGKILL`) where the course prints a negative status.
 
+#![warn(missing_docs)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

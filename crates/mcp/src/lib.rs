@@ -14,6 +14,8 @@
 //! The host decides what runs without asking ([`pool::HostPolicy`]); a server's annotations
 //! (`readOnlyHint`, …) are shown, never trusted.
 
+#![warn(missing_docs)]
+
 pub mod client;
 pub mod config;
 pub mod course;
