@@ -326,6 +326,84 @@ impl TeamState {
         Ok(format!("Shutdown requested from {teammate} ({request_id})"))
     }
 
+    /// The Lead's `request_plan` whole: [`TeamState::request_plan`], then `task` sent as
+    /// `plan_request`. Returns the tool's result: `Plan requested from {teammate}`, or
+    /// `Teammate '{t}' is not active`.
+    ///
+    /// # Errors
+    /// [`BusError`] when the request cannot be delivered (the gate is `required` already).
+    pub fn send_plan_request(&self, teammate: &str, task: &str) -> Result<String, BusError> {
+        if let Err(not_active) = self.request_plan(teammate) {
+            return Ok(not_active.to_string());
+        }
+        self.bus.send(LEAD, teammate, task, "plan_request", Map::new())?;
+        Ok(format!("Plan requested from {teammate}"))
+    }
+
+    /// A teammate's `submit_plan` whole: [`TeamState::submit_plan`], then the plan sent to
+    /// `lead` as `plan_approval_request`. Returns the tool's result:
+    /// `Plan submitted ({id}). Wait for Lead's decision.`, or
+    /// `A plan is already waiting for review.`
+    ///
+    /// # Errors
+    /// [`BusError`] when the plan cannot be delivered (it is then recorded, pending).
+    pub fn send_plan_submission(&self, name: &str, plan: &str) -> Result<String, BusError> {
+        let request_id = match self.submit_plan(name, plan) {
+            Ok(id) => id,
+            Err(pending) => return Ok(pending.to_string()),
+        };
+        self.bus.send(name, LEAD, plan, "plan_approval_request", request_metadata(&request_id))?;
+        Ok(format!("Plan submitted ({request_id}). Wait for Lead's decision."))
+    }
+
+    /// The Lead's `review_plan` whole: [`TeamState::review_plan`], then the decision sent to the
+    /// plan's author as `plan_approval_response` with [`response_metadata`]: `feedback`, or
+    /// `Plan approved.` / `Revise the plan and submit it again.` when it is empty. Returns the
+    /// tool's result: `Plan approved ({id})`, `Plan rejected ({id})`, or the refusal's text.
+    ///
+    /// # Errors
+    /// [`BusError`] when the response cannot be delivered (the request stays decided).
+    pub fn send_plan_review(
+        &self,
+        request_id: &str,
+        approve: bool,
+        feedback: &str,
+    ) -> Result<String, BusError> {
+        let state = match self.review_plan(request_id, approve) {
+            Ok(state) => state,
+            Err(refusal) => return Ok(refusal.to_string()),
+        };
+        let content = match (feedback.is_empty(), approve) {
+            (false, _) => feedback,
+            (true, true) => "Plan approved.",
+            (true, false) => "Revise the plan and submit it again.",
+        };
+        self.bus.send(
+            LEAD,
+            &state.sender,
+            content,
+            "plan_approval_response",
+            response_metadata(request_id, approve),
+        )?;
+        Ok(format!("Plan {} ({request_id})", state.status))
+    }
+
+    /// A teammate's answer to a shutdown request it accepted
+    /// ([`TeamState::apply_shutdown_request`]): `Shutdown acknowledged.` to `lead` as
+    /// `shutdown_response` with `{"request_id", "approve": true}`.
+    ///
+    /// # Errors
+    /// [`BusError`] when it cannot be delivered.
+    pub fn acknowledge_shutdown(&self, name: &str, request_id: &str) -> Result<Message, BusError> {
+        self.bus.send(
+            name,
+            LEAD,
+            "Shutdown acknowledged.",
+            "shutdown_response",
+            response_metadata(request_id, true),
+        )
+    }
+
     /// The Lead's `request_plan`, state only: the teammate's gate becomes `required`. The
     /// caller sends the task text as `plan_request`.
     ///

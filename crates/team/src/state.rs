@@ -19,7 +19,7 @@ use agent_core::workspace::Workspace;
 use tasks::TaskStore;
 
 use crate::assignment::Lease;
-use crate::bus::{MessageBus, is_valid_agent_name};
+use crate::bus::{BusError, MessageBus, is_valid_agent_name};
 use crate::protocol::{PlanGate, ProtocolState};
 use crate::worktree::{GitRunner, SystemGit};
 
@@ -239,6 +239,32 @@ impl TeamState {
     /// The active teammates and their status, in name order.
     pub fn teammates(&self) -> Vec<(String, TeammateStatus)> {
         self.registry().active.iter().map(|(name, status)| (name.clone(), *status)).collect()
+    }
+
+    /// The Lead's `send_message`: `Teammate '{to}' is not active`, or the content sent as a
+    /// plain `message` and `Sent to {to}`. A plain message changes no gate and no version.
+    ///
+    /// # Errors
+    /// [`BusError`] when it cannot be delivered.
+    pub fn lead_send_message(&self, to: &str, content: &str) -> Result<String, BusError> {
+        if !self.is_active(to) {
+            return Ok(format!("Teammate '{to}' is not active"));
+        }
+        self.bus.send(LEAD, to, content, "message", serde_json::Map::new())?;
+        Ok(format!("Sent to {to}"))
+    }
+
+    /// A teammate's `send_message`: to `lead` or an active teammate, else
+    /// `Agent '{to}' is not active` (nothing written); `Sent to {to}`.
+    ///
+    /// # Errors
+    /// [`BusError`] when it cannot be delivered.
+    pub fn teammate_send_message(&self, from: &str, to: &str, content: &str) -> Result<String, BusError> {
+        if to != LEAD && !self.is_active(to) {
+            return Ok(format!("Agent '{to}' is not active"));
+        }
+        self.bus.send(from, to, content, "message", serde_json::Map::new())?;
+        Ok(format!("Sent to {to}"))
     }
 
     /// The `list_teammates` result: `No active teammates.`, or `{name}: {status}` lines in
