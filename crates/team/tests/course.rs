@@ -1164,3 +1164,22 @@ fn worktree_names_are_checked_before_anything_runs() -> TestResult {
     assert!(matches!(f.team.create_worktree("ok", &json!(5)), Err(CreateError::InvalidTaskId(_))));
     Ok(())
 }
+
+#[test]
+fn a_linked_worktrees_folder_is_refused_before_git_runs() -> TestResult {
+    let f = Fixture::git()?;
+    let task = f.create("t")?;
+    let outside = tempfile::tempdir()?;
+    std::os::unix::fs::symlink(outside.path(), f.root().join(".worktrees"))?;
+    assert_eq!(f.create_worktree("auth", &task), "Error: Worktree path escapes directory: 'auth'");
+
+    fs::remove_file(f.root().join(".worktrees"))?;
+    fs::create_dir(f.root().join("docs"))?;
+    std::os::unix::fs::symlink("docs", f.root().join(".worktrees"))?;
+    let refused = f.create_worktree("auth", &task);
+    assert!(refused.starts_with("Error: .worktrees in the workspace is a symbolic link"), "{refused}");
+    assert!(!branch_exists(f.root(), "wt/auth")?, "nothing was made");
+    assert_eq!(fs::read_dir(f.root().join("docs"))?.count(), 0);
+    assert_eq!(f.load(&task)?.worktree(), None);
+    Ok(())
+}
