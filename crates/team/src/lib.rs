@@ -1,0 +1,66 @@
+//! The course's s13 agent teams, the state half: everything a team shares that is not a model
+//! call (COURSE-s10-s17 §4). The teammate loops and the Lead's tools build on it.
+//!
+//! ```text
+//!  Lead ──spawn(task_id)──► teammate WORK ──result──► IDLE ──wait/claim──► WORK …
+//!    ▲                          │ tools run in the task's cwd      │
+//!    │ [Team events]            ▼                                  ▼
+//!  .mailboxes/lead.jsonl ◄── MessageBus ──► .mailboxes/{name}.jsonl      .tasks/ (TaskStore, flock)
+//!                                                                       .worktrees/{name} (Git)
+//! ```
+//!
+//! | module | course | what it holds |
+//! |---|---|---|
+//! | [`bus`] | `MessageBus` | JSONL mailboxes, destructive reads, a wait that sleeps until a send |
+//! | [`state`] | `active_teammates`, `plan_gates`, … | [`TeamState`]: the store, the bus, Git, the in-memory registry |
+//! | [`protocol`] | `ProtocolState`, `match_response`, `apply_*` | plan approval and shutdown with request ids |
+//! | [`assignment`] | `teammate_assignments`, `assignment_cwd` | per-owner cwd leases, claim and complete with s13's rules |
+//! | [`worktree`] | `create_worktree`, `remove_worktree` | task-bound Git worktrees in `.worktrees/` |
+//!
+//! The task rules themselves (one task per owner, the order of claim's checks, the texts) live
+//! with the task store, in [`tasks::owners`]; [`TeamState`] answers the store's questions about
+//! leases, worktrees and plan gates ([`tasks::owners::OwnerRules`]).
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use serde_json::json;
+//! use team::{PlanGate, TeamState};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let ws = agent_core::workspace::Workspace::new(dir.path())?;
+//! let team = TeamState::new(&ws, tasks::TaskStore::new(&ws).for_teams(), agent_core::events::silent());
+//! team.register_teammate("alice", true)?;
+//! let task = team.store().create("Refactor auth", "")?;
+//! let claim = team.claim_task(&json!(task.id), "alice")?;
+//! assert_eq!(claim.to_string(), format!("Claimed {} (Refactor auth)", task.id));
+//! assert_eq!(team.teammate_cwd("alice")?, ws.root());
+//! assert_eq!(team.plan_gate("alice"), PlanGate::Required);
+//! # Ok(()) }
+//! ```
+//!
+//! Nothing here prints: each mechanism reports its line (`  [bus] lead -> alice: (message) …`,
+//! `  [claim] …`, `  [protocol] req_123456 -> approved`, `  [worktree] created: …`) as an
+//! [`agent_core::events::Event::Line`] on the team's listener.
+//!
+//! Every method that touches files or Git blocks (the task store's `flock`, `git` for up to 30
+//! seconds): an async caller runs it on the blocking pool
+//! (`agent_core::dispatch::run_blocking`). Only [`bus::MessageBus::wait_for_messages`] is async,
+//! so an idle teammate sleeps on the runtime without holding a thread.
+//!
+//! Key insight (course s13): teammates coordinate through files and typed messages the runtime
+//! reads, not through the model's context; a worktree changes where a task's tools run, and is
+//! not a sandbox.
+
+#![warn(missing_docs)]
+
+pub mod assignment;
+pub mod bus;
+pub mod protocol;
+pub mod state;
+pub mod worktree;
+
+pub use assignment::{AssignmentError, Lease};
+pub use bus::{BusError, Message, MessageBus};
+pub use protocol::{MatchOutcome, PlanGate, ProtocolState, RequestKind, RequestStatus, format_team_events};
+pub use state::{LEAD, LEAD_OWNER, Registry, TeamState, TeammateStatus};
+pub use worktree::{GitOutput, GitRunner, SystemGit};
