@@ -127,7 +127,7 @@ pub fn harness(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String>
         .summary_chars(background::S15_SUMMARY_CHARS)
         .wake(setup.turns.clone(), SHELL_REFUSAL);
     let (todo, nag, todos) = todo::tools::todo_write_tool_s15(setup.ui.clone());
-    let mcp = mcp::McpTools::for_setup(setup, setup.approver(approval))?;
+    let mcp = mcp::McpTools::for_setup_with(setup, setup.approver(approval), mcp::hub::Hub::s15)?;
     let mut hooks = setup.course_hooks_with(approval, hook_set);
     mcp.register_permission_hook(&mut hooks, Box::new(McpRefusal(setup.approver(approval))));
     // One registry for the Lead and its subagents: a child runs under the same log, permission
@@ -140,7 +140,7 @@ pub fn harness(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String>
     let skills = skills::SkillLoader::new(setup);
     let compaction = compact::Compaction::new(setup, compact::Limits::default()).s15();
     let memory = memory::Memory::new(setup);
-    let tasks = tasks::TaskTools::new(setup);
+    let tasks = tasks::TaskTools::new(setup).s15();
     let clock: Arc<dyn Clock> = match (args.clock, setup.demo) {
         (Some(clock), _) => Arc::new(clock),
         (None, true) => match ShiftedClock::parse(DEMO_CLOCK) {

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 use agent_cli::repl::SlashCommand;
 use agent_cli::ui::{DIM, GREEN, Ui, YELLOW, paint};
 use agent_core::dispatch::{FnTool, Tool, ToolError};
-use agent_core::extension::{CallRecord, Extension};
+use agent_core::error::ApiError;
+use agent_core::extension::{CallRecord, Extension, LoopContext};
+use agent_core::messages::Message;
 use agent_core::messages::ToolSpec;
 use agent_core::sanitize::sanitize;
 use serde_json::Value;
@@ -174,6 +176,8 @@ fn show_plan(ui: &Ui, title: Option<&str>, render: &str) {
 /// `PreToolUse` hook does not (course §3).
 pub struct NagExtension {
     nag: Nag,
+    /// [`Counting::Calls`]: a reminder is due before the next request.
+    due: bool,
     tool: &'static str,
     /// Empties the plan its tool keeps, for a new conversation.
     forget: Box<dyn Fn() + Send>,
@@ -184,7 +188,7 @@ impl NagExtension {
     /// `forget` empties the tool's plan on `/clear`. Private: [`todo_tool`] and
     /// [`todo_write_tool`] pair each tool with its nag.
     fn new(nag: Nag, tool: &'static str, forget: Box<dyn Fn() + Send>) -> Self {
-        Self { nag, tool, forget }
+        Self { nag, tool, forget, due: false }
     }
 }
 
@@ -194,6 +198,7 @@ fn forget<M: Send + 'static>(manager: &Arc<Mutex<M>>, empty: fn() -> M) -> Box<d
     Box::new(move || *manager.lock().unwrap_or_else(|p| p.into_inner()) = empty())
 }
 
+#[async_trait::async_trait]
 impl Extension for NagExtension {
     fn begin_turn(&mut self) {
         self.nag.begin_turn();
@@ -205,11 +210,22 @@ impl Extension for NagExtension {
         self.nag.begin_turn();
     }
 
+    /// [`Counting::Calls`] (the course's s15): the reminder due after the last round joins the
+    /// history as a user message of its own, before the next request.
+    async fn pre_inference(&mut self, context: &mut LoopContext<'_>) -> Result<(), ApiError> {
+        if std::mem::take(&mut self.due) {
+            context.history.push(Message::user_text(REMINDER));
+        }
+        Ok(())
+    }
+
     fn after_round(&mut self, calls: &[CallRecord]) -> Option<String> {
         if self.nag.counting() == Counting::Calls {
-            // s15: the calls that ran, `compact` aside (the loop takes it, past every hook).
+            // s15: the calls that ran, `compact` aside (the loop takes it, past every hook); the
+            // reminder is a user message of its own at the top of the next round.
             let counted = calls.iter().filter(|c| c.ran && c.name != "compact");
-            return self.nag.after_calls(counted.map(|c| c.name == self.tool)).then(|| REMINDER.to_owned());
+            self.due |= self.nag.after_calls(counted.map(|c| c.name == self.tool));
+            return None;
         }
         let used = calls.iter().any(|c| c.ran && c.name == self.tool);
         self.nag.after_round(used).then(|| REMINDER.to_owned())
