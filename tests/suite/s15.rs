@@ -9,28 +9,14 @@
 use std::fs;
 
 use e2e::{
-    MockServer, RecordedRequest, Reply, chapter, one_turn, reply, run_with_stdin, stderr, stdout, texts,
+    MockServer, RecordedRequest, Reply, chapter, one_turn, one_turn_of, reply, run_with_stdin, stderr,
+    stdout, system_text, texts, tool_names,
 };
 use serde_json::{Value, json};
 
 /// The extraction call's answer: nothing worth keeping.
 fn nothing_to_remember() -> Reply {
     reply::text("[]")
-}
-
-/// The names of the tools a request sent.
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
-    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
-}
-
-/// The request's SYSTEM prompt as text.
-fn system(request: &RecordedRequest) -> String {
-    match &request.body["system"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
-        _ => String::new(),
-    }
 }
 
 /// The requests of the agent's own loop: not the memory calls (extraction, recall), which have
@@ -40,27 +26,8 @@ fn loop_requests(server: &MockServer) -> Vec<RecordedRequest> {
 }
 
 /// The course's s15 tools, in its order (COURSE-s10-s17 §6.3), without the teammates' seven.
-const TOOLS: [&str; 19] = [
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "todo_write",
-    "task",
-    "load_skill",
-    "compact",
-    "create_task",
-    "update_task",
-    "list_tasks",
-    "get_task",
-    "claim_task",
-    "complete_task",
-    "schedule_cron",
-    "list_crons",
-    "cancel_cron",
-    "connect_mcp",
-];
+const TOOLS: &str = "bash read_file write_file edit_file glob todo_write task load_skill compact create_task \
+    update_task list_tasks get_task claim_task complete_task schedule_cron list_crons cancel_cron connect_mcp";
 
 #[test]
 fn the_first_request_sends_the_courses_tools_in_order_and_its_system_sections() {
@@ -68,8 +35,8 @@ fn the_first_request_sends_the_courses_tools_in_order_and_its_system_sections() 
     let server = MockServer::start(vec![reply::text("Hello."), nothing_to_remember()]);
     one_turn("s15", ws.path(), &server, "hi");
     let requests = loop_requests(&server);
-    assert_eq!(tool_names(&requests[0]), TOOLS);
-    let system = system(&requests[0]);
+    assert_eq!(tool_names(&requests[0]), TOOLS.split_whitespace().collect::<Vec<_>>());
+    let system = system_text(&requests[0]);
     let sections: Vec<&str> = system.split("\n\n").collect();
     assert!(sections[0].starts_with("You are a coding agent. Act, don't explain. Environment: "), "{system}");
     assert_eq!(sections[4], format!("Working directory: {}", ws.path().canonicalize().unwrap().display()));
@@ -93,14 +60,11 @@ fn two_overloaded_answers_then_a_success_switch_to_the_fallback_model() {
         reply::text("Answered by the fallback."),
         nothing_to_remember(),
     ]);
-    let out = chapter("s15", ws.path(), Some(&server.base_url()))
-        .env("FALLBACK_MODEL_ID", "fallback-model")
-        .args(["-p", "hello"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    // The fallback takes over once the client's own retries of the overloaded answer are spent:
+    // with one retry, the course's two 529s.
+    let mut fallback = chapter("s15", ws.path(), Some(&server.base_url()));
+    fallback.env("FALLBACK_MODEL_ID", "fallback-model").env("ANTHROPIC_MAX_RETRIES", "1");
+    let out = one_turn_of(fallback, &server, "hello");
     let models: Vec<String> = loop_requests(&server)
         .iter()
         .map(|r| r.body["model"].as_str().unwrap_or_default().to_owned())
@@ -112,8 +76,12 @@ fn two_overloaded_answers_then_a_success_switch_to_the_fallback_model() {
 #[test]
 fn without_a_fallback_model_two_overloaded_answers_are_the_course_error_answer() {
     let ws = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![overloaded(), overloaded(), overloaded()]);
-    let out = chapter("s15", ws.path(), Some(&server.base_url())).args(["-p", "hello"]).output().unwrap();
+    let server = MockServer::start(vec![overloaded(), overloaded()]);
+    let out = chapter("s15", ws.path(), Some(&server.base_url()))
+        .env("ANTHROPIC_MAX_RETRIES", "1")
+        .args(["-p", "hello"])
+        .output()
+        .unwrap();
     server.assert_done();
     let shown = stdout(&out);
     assert!(shown.contains("[Error] OverloadedError: "), "{shown}\n{}", stderr(&out));
@@ -178,7 +146,7 @@ fn a_prompt_too_long_error_compacts_once_and_sends_the_request_again() {
 }
 
 #[test]
-fn a_finished_background_command_wakes_the_agent_exactly_once() {
+fn test_s15_completed_background_task_wakes_the_agent_once() {
     let ws = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         reply::tool_uses(&[("b1", "bash", json!({"command": "echo built-ok", "run_in_background": true}))]),
@@ -196,8 +164,8 @@ fn a_finished_background_command_wakes_the_agent_exactly_once() {
         first_result.contains("[Background task bg_0001 started] Result will arrive as a task_notification."),
         "{first_result}"
     );
-    let notified: Vec<usize> = server
-        .requests()
+    // The loop's requests only: the extraction call after the woken turn quotes the dialogue.
+    let notified: Vec<usize> = requests
         .iter()
         .enumerate()
         .filter(|(_, r)| {
@@ -211,14 +179,71 @@ fn a_finished_background_command_wakes_the_agent_exactly_once() {
     assert!(woken.contains("<task_id>bg_0001</task_id>"), "{woken}");
     assert!(woken.contains("<summary>built-ok</summary>"), "{woken}");
     assert!(stdout(&out).contains("The build said built-ok."));
+    // The prompt cache keeps paying: the two requests of the prompt's turn send the same SYSTEM.
+    assert_eq!(system_text(&requests[0]), system_text(&requests[1]));
+}
+
+#[test]
+fn a_woken_turn_is_refused_with_the_courses_text_where_it_would_ask() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("old.log"), "x").unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("b1", "bash", json!({"command": "echo done", "run_in_background": true}))]),
+        reply::text("Started."),
+        nothing_to_remember(),
+        // The woken turn tries what the permission rule would ask about: no one is there.
+        reply::tool_uses(&[("r1", "bash", json!({"command": "rm old.log"}))]),
+        reply::text("Not allowed without you."),
+        nothing_to_remember(),
+    ]);
+    one_turn("s15", ws.path(), &server, "start it");
+    let requests = loop_requests(&server);
+    let refused = serde_json::to_string(&requests[3].body["messages"]).unwrap();
+    assert!(
+        refused.contains(
+            "Permission denied: interactive shell approval is unavailable during an asynchronous turn"
+        ),
+        "{refused}"
+    );
+    assert!(ws.path().join("old.log").exists(), "nothing was removed");
+}
+
+#[test]
+fn test_integrated_harness_reuses_memory_recall_and_extraction() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::create_dir(ws.path().join(".memory")).unwrap();
+    fs::write(
+        ws.path().join(".memory/test-layout.md"),
+        "---\nname: test-layout\ndescription: Tests live in tests/\ntype: project\n---\nTests live in tests/, one test_MODULE.py per module.\n",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![
+        reply::text("[0]"),
+        reply::text("Tests go in tests/test_greet.py."),
+        nothing_to_remember(),
+    ]);
+    one_turn("s15", ws.path(), &server, "where do the tests for greet.py go?");
+    let requests = server.requests();
+    // Recall (a tool-free call), the turn's request, then extraction (tool-free).
+    let kinds: Vec<bool> = requests.iter().map(|r| tool_names(r).is_empty()).collect();
+    assert_eq!(kinds, [true, false, true]);
+    let system = system_text(&requests[1]);
+    assert!(system.contains("\n\nMemory catalog:\n"), "{system}");
+    assert!(system.contains("\n\nRelevant memory records:\n"), "{system}");
+    assert!(system.contains("Tests live in tests/, one test_MODULE.py per module."), "{system}");
+}
+
+/// What the REPL shows, on stdout and stderr, for `lines` typed in `ws`, with no model call.
+fn typed(ws: &std::path::Path, lines: &str) -> String {
+    let server = MockServer::start(vec![]);
+    let out = run_with_stdin(chapter("s15", ws, Some(&server.base_url())), lines);
+    format!("{}{}", stdout(&out), stderr(&out))
 }
 
 #[test]
 fn status_shows_every_mechanism_on_one_screen() {
     let ws = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![]);
-    let out = run_with_stdin(chapter("s15", ws.path(), Some(&server.base_url())), "/status\nq\n");
-    let shown = stdout(&out);
+    let shown = typed(ws.path(), "/status\nq\n");
     for heading in [
         "todo list (/todos)",
         "tasks (/tasks)",
@@ -228,7 +253,7 @@ fn status_shows_every_mechanism_on_one_screen() {
         "memory (/memory)",
         "context (/context)",
     ] {
-        assert!(shown.contains(heading), "{heading} missing: {shown}\n{}", stderr(&out));
+        assert!(shown.contains(heading), "{heading} missing: {shown}");
     }
 }
 
@@ -238,9 +263,7 @@ fn a_durable_job_file_written_by_s12_is_read() {
     let job = json!([{"id": "cron_1a2b3c4d", "cron": "0 9 * * 1-5", "prompt": "run the tests", "recurring": true,
         "durable": true, "pending_delivery": false, "last_fired": null}]);
     fs::write(ws.path().join(".scheduled_tasks.json"), serde_json::to_string_pretty(&job).unwrap()).unwrap();
-    let server = MockServer::start(vec![]);
-    let out = run_with_stdin(chapter("s15", ws.path(), Some(&server.base_url())), "/cron\nq\n");
-    let shown = format!("{}{}", stdout(&out), stderr(&out));
+    let shown = typed(ws.path(), "/cron\nq\n");
     assert!(shown.contains("cron_1a2b3c4d"), "{shown}");
     assert!(shown.contains("run the tests"), "{shown}");
 }

@@ -55,8 +55,8 @@ use agent_core::tools::{self, ExitStatusText, ToolOptions};
 use agent_core::wording::{DenyList, UnknownTool};
 use background::BackgroundManager;
 use clap::Args;
+use cron::ShiftedClock;
 use cron::session::Cron;
-use cron::{Clock, ShiftedClock, SystemClock};
 use serde_json::json;
 
 /// `max_tokens` of a request sent again after an answer cut off at 8000 (course s15).
@@ -141,14 +141,7 @@ pub fn harness(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String>
     let compaction = compact::Compaction::new(setup, compact::Limits::default()).s15();
     let memory = memory::Memory::new(setup);
     let tasks = tasks::TaskTools::new(setup).s15();
-    let clock: Arc<dyn Clock> = match (args.clock, setup.demo) {
-        (Some(clock), _) => Arc::new(clock),
-        (None, true) => match ShiftedClock::parse(DEMO_CLOCK) {
-            Ok(clock) => Arc::new(clock),
-            Err(_) => Arc::new(SystemClock),
-        },
-        (None, false) => Arc::new(SystemClock),
-    };
+    let clock = cron::run_clock(args.clock, setup.demo, DEMO_CLOCK);
     let cron = Cron::start_in(setup, Arc::clone(&clock), cron::Dialect::S15, SHELL_REFUSAL);
 
     let mut tools = base
