@@ -25,9 +25,10 @@ fn loop_requests(server: &MockServer) -> Vec<RecordedRequest> {
     server.requests().into_iter().filter(|r| !tool_names(r).is_empty()).collect()
 }
 
-/// The course's s15 tools, in its order (COURSE-s10-s17 §6.3), without the teammates' seven.
+/// The course's s15 tools, in its order (COURSE-s10-s17 §6.3): its 26 built-ins.
 const TOOLS: &str = "bash read_file write_file edit_file glob todo_write task load_skill compact create_task \
-    update_task list_tasks get_task claim_task complete_task schedule_cron list_crons cancel_cron connect_mcp";
+    update_task list_tasks get_task claim_task complete_task schedule_cron list_crons cancel_cron spawn_teammate \
+    list_teammates send_message request_shutdown request_plan review_plan create_worktree connect_mcp";
 
 #[test]
 fn the_first_request_sends_the_courses_tools_in_order_and_its_system_sections() {

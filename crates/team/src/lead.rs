@@ -40,9 +40,15 @@ use crate::teammate::send_schema;
 /// The Lead's eighteen tools, in the course's order.
 pub fn lead_tools(runtime: &Arc<TeamRuntime>) -> DispatchMap {
     let base = CwdTools::new(Arc::clone(runtime.state()), Owner::Lead, runtime.tool_options()).map();
+    team_tools(runtime, lead_task_tools(runtime, base))
+}
+
+/// The Lead's seven team tools after the tools already in `map`, in the course's order:
+/// `spawn_teammate`, `list_teammates`, `send_message`, `request_shutdown`, `request_plan`,
+/// `review_plan`, `create_worktree`.
+pub fn team_tools(runtime: &Arc<TeamRuntime>, map: DispatchMap) -> DispatchMap {
     let rt = || Arc::clone(runtime);
-    lead_task_tools(runtime, base)
-        .with(TeamTool { runtime: rt(), kind: TeamToolKind::Spawn })
+    map.with(TeamTool { runtime: rt(), kind: TeamToolKind::Spawn })
         .with(TeamTool { runtime: rt(), kind: TeamToolKind::List })
         .with(TeamTool { runtime: rt(), kind: TeamToolKind::Send })
         .with(TeamTool { runtime: rt(), kind: TeamToolKind::Shutdown })

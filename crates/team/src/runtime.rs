@@ -35,6 +35,8 @@ use serde_json::{Map, Value};
 
 use tasks::TaskStore;
 
+use tasks::owners::{ListStyle, NotFoundWording};
+
 use crate::bus::{BusError, Message as Mail};
 use crate::state::{LEAD, NameRefusal, TeamState};
 use crate::teammate::{Teammate, TeammateApprover};
@@ -86,6 +88,63 @@ enum Models {
     Demo { lead: Arc<dyn Model>, teammates: HashMap<String, Arc<dyn Model>> },
 }
 
+/// How a team words what differs between the course's s13 and its s15 (COURSE-s10-s17 §6.7): the
+/// refusals of a turn or a teammate no one can answer for, the task tools' listing and missing
+/// task, the teammate's SYSTEM prompt. One team mechanism, two sets of words.
+#[derive(Debug, Clone, Copy)]
+pub struct Words {
+    /// What a call that would ask gets during the Lead's `[Team events]` turn (`None`: the
+    /// runtime's default refusal).
+    pub wake_refusal: Option<&'static str>,
+    /// What a teammate's call that would ask gets (s13: ask the Lead).
+    pub teammate_refusal: &'static str,
+    /// What a teammate's file call outside the workspace gets.
+    pub outside_refusal: &'static str,
+    /// How `list_tasks` lists the board.
+    pub list: ListStyle,
+    /// How a task tool names a task without a file.
+    pub not_found: NotFoundWording,
+    /// The teammate's SYSTEM prompt, from its name and role.
+    pub teammate_system: fn(&str, &str) -> String,
+    /// How a teammate's permission hook refuses a deny-list command.
+    pub deny_list: DenyList,
+}
+
+impl Words {
+    /// The course's s13 words.
+    pub fn s13() -> Self {
+        Self {
+            wake_refusal: None,
+            teammate_refusal: crate::teammate::ASK_LEAD,
+            outside_refusal: crate::teammate::PATH_OUTSIDE,
+            list: ListStyle::Teams,
+            not_found: NotFoundWording::Capitalised,
+            teammate_system: crate::teammate::teammate_system,
+            deny_list: DenyList::Pattern,
+        }
+    }
+
+    /// The course's s15 words: no one can be asked during an asynchronous turn or from a
+    /// teammate's loop (`Permission denied: interactive shell approval is unavailable during an
+    /// asynchronous turn`), s15's board listing and `task {id} not found`, s15's teammate prompt.
+    pub fn s15() -> Self {
+        Self {
+            wake_refusal: Some(ASYNC_REFUSAL),
+            teammate_refusal: ASYNC_REFUSAL,
+            outside_refusal: "Permission denied: path is outside the workspace",
+            list: ListStyle::Integrated,
+            not_found: NotFoundWording::Lowercase,
+            teammate_system: crate::teammate::teammate_system_s15,
+            deny_list: DenyList::Quoted,
+        }
+    }
+}
+
+/// The course's s15 refusal of a question no one can answer: an asynchronous turn's or a
+/// teammate's.
+pub const ASYNC_REFUSAL: &str =
+    "Permission denied: interactive shell approval is unavailable during an asynchronous turn";
+
 /// The team of one chapter run, shared by the Lead's tools, its wake extension and every
 /// teammate loop.
 pub struct TeamRuntime {
@@ -105,6 +164,8 @@ pub struct TeamRuntime {
     idle_scan: Duration,
     /// The loops of the teammates spawned in this run, by name, to end them.
     loops: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// The course chapter's words.
+    words: Words,
 }
 
 impl TeamRuntime {
@@ -119,6 +180,19 @@ impl TeamRuntime {
         setup: &Setup,
         approval: &ApprovalArgs,
         demo_teammates: &[(&str, &str)],
+    ) -> Result<Arc<Self>, String> {
+        Self::start_with(setup, approval, demo_teammates, Words::s13())
+    }
+
+    /// [`TeamRuntime::start`] in `words` (the course's s15: [`Words::s15`]).
+    ///
+    /// # Errors
+    /// A recorded teammate's turns that do not parse.
+    pub fn start_with(
+        setup: &Setup,
+        approval: &ApprovalArgs,
+        demo_teammates: &[(&str, &str)],
+        words: Words,
     ) -> Result<Arc<Self>, String> {
         // The demo's recorded turns name the ids its store draws: s10's seed, as s10's demo.
         let store = if setup.demo {
@@ -164,10 +238,16 @@ impl TeamRuntime {
             wake_queued: AtomicBool::new(false),
             idle_scan: IDLE_SCAN_INTERVAL,
             loops: Mutex::default(),
+            words,
         });
         let state = Arc::clone(&runtime.state);
         agent_core::process::before_terminate_exit(move || release_everyone(&state));
         Ok(runtime)
+    }
+
+    /// The course chapter's words.
+    pub fn words(&self) -> &Words {
+        &self.words
     }
 
     /// The shared state.
@@ -213,12 +293,16 @@ impl TeamRuntime {
     /// hook (the course's teammates run neither).
     pub fn teammate_hooks(&self, events: Events) -> HookRegistry {
         let approver = SessionApprover::new(
-            Box::new(TeammateApprover { fixed: self.fixed_answer }),
+            Box::new(TeammateApprover {
+                fixed: self.fixed_answer,
+                refusal: self.words.teammate_refusal,
+                outside: self.words.outside_refusal,
+            }),
             self.allowed.clone(),
             Arc::clone(&events),
         );
         let set = HookSet {
-            deny_list: DenyList::Pattern,
+            deny_list: self.words.deny_list,
             outside: Some(self.state.workspace().clone()),
             no_prompt_or_stop_hooks: true,
             unhooked_tools: Vec::new(),
@@ -268,7 +352,12 @@ impl TeamRuntime {
     /// polls `BUS.peek("lead")`; here the send itself wakes the Lead, at once and only once).
     pub fn poke(&self) {
         if self.state.bus().peek(LEAD) && !self.wake_queued.swap(true, Ordering::SeqCst) {
-            let queued = self.turns.push(AutoTurn::new(WAKE_SOURCE, WAKE_PROMPT));
+            let turn = AutoTurn::new(WAKE_SOURCE, WAKE_PROMPT);
+            let turn = match self.words.wake_refusal {
+                Some(text) => turn.refusing(text),
+                None => turn,
+            };
+            let queued = self.turns.push(turn);
             if !queued {
                 self.wake_queued.store(false, Ordering::SeqCst);
             }
@@ -327,11 +416,7 @@ impl TeamRuntime {
             let claimed = match self.state.claim_task(&id_value, name) {
                 Ok(claim) if claim.is_claimed() => None,
                 Ok(claim) => Some(claim.to_string()),
-                Err(e) => Some(tasks::owners::error_text(
-                    &e,
-                    &id_value,
-                    tasks::owners::NotFoundWording::Capitalised,
-                )),
+                Err(e) => Some(tasks::owners::error_text(&e, &id_value, self.words.not_found)),
             };
             if let Some(why) = claimed {
                 self.state.unregister_teammate(name);

@@ -21,7 +21,7 @@ use agent_core::events::Level;
 use agent_core::messages::ToolSpec;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tasks::owners::{ListStyle, NotFoundWording, error_text, render_list};
+use tasks::owners::{error_text, render_list};
 
 use crate::runtime::TeamRuntime;
 
@@ -127,7 +127,8 @@ impl TaskTool {
         let store = state.store();
         let missing = |field: &str| format!("Error: missing field `{field}`");
         let id = || args.task_id.clone().ok_or_else(|| missing("task_id"));
-        let fail = |e: tasks::TaskError, id: &Value| error_text(&e, id, NotFoundWording::Capitalised);
+        let words = *self.runtime.words();
+        let fail = |e: tasks::TaskError, id: &Value| error_text(&e, id, words.not_found);
         match self.kind {
             TaskToolKind::Create => {
                 let subject = args.subject.ok_or_else(|| missing("subject"))?;
@@ -148,7 +149,7 @@ impl TaskTool {
             }
             TaskToolKind::List => {
                 let listed = store.list().map_err(|e| format!("Error: {e}"))?;
-                Ok(render_list(&listed, ListStyle::Teams))
+                Ok(render_list(&listed, words.list))
             }
             TaskToolKind::Get => {
                 let id = id()?;

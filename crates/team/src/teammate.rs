@@ -57,6 +57,13 @@ pub fn teammate_system(name: &str, role: &str) -> String {
     )
 }
 
+/// The teammate's SYSTEM prompt in the course's s15 (COURSE-s10-s17 §6.7, exact).
+pub fn teammate_system_s15(name: &str, role: &str) -> String {
+    format!(
+        "You are '{name}', a {role}. Use tools to complete tasks. You can list and claim tasks from the board. If the initial message contains [Assigned task], it is already claimed; do not call claim_task for it again. The runtime runs every filesystem tool in the claimed task's working directory. When asked for a plan, submit it before bash, write_file, or edit_file and wait for approval. The runtime delivers your final text to Lead. Use send_message only for intermediate coordination, and address the coordinator as 'lead'."
+    )
+}
+
 /// The text a required plan blocks a mutating tool with.
 pub fn plan_blocked(gate: PlanGate) -> String {
     format!(
@@ -156,7 +163,7 @@ impl Teammate {
             stopped: Arc::clone(&stopped),
         };
         let agent = Agent::builder(runtime.model_for(name), runtime.model_id())
-            .system(teammate_system(name, role))
+            .system((runtime.words().teammate_system)(name, role))
             .tools(teammate_tools(runtime, name))
             .extension(check)
             .extension(runtime.teammate_hooks(Arc::clone(&events)))
@@ -434,6 +441,10 @@ impl Extension for TeammateCheck {
 pub struct TeammateApprover {
     /// `Some(answer)` under `--yes` / `--no`.
     pub fixed: Option<bool>,
+    /// What a question gets when no answer is fixed ([`ASK_LEAD`] in s13).
+    pub refusal: &'static str,
+    /// What a question about a path outside the workspace gets ([`PATH_OUTSIDE`] in s13).
+    pub outside: &'static str,
 }
 
 impl Approver for TeammateApprover {
@@ -445,8 +456,8 @@ impl Approver for TeammateApprover {
         match self.fixed {
             Some(true) => Reply::Answer(Answer::Yes),
             Some(false) => Reply::Answer(Answer::No),
-            None if question.reason == OUTSIDE_WORKSPACE => Reply::Refused(PATH_OUTSIDE.to_owned()),
-            None => Reply::Refused(ASK_LEAD.to_owned()),
+            None if question.reason == OUTSIDE_WORKSPACE => Reply::Refused(self.outside.to_owned()),
+            None => Reply::Refused(self.refusal.to_owned()),
         }
     }
 }
