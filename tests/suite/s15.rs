@@ -126,9 +126,12 @@ fn a_cut_off_answer_raises_the_cap_to_16000_then_the_model_continues() {
 
 #[test]
 fn a_prompt_too_long_error_compacts_once_and_sends_the_request_again() {
+    // The Messages API's own words for a prompt over the model's context window.
+    let too_long =
+        reply::error(400, "invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum");
     let ws = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        reply::error(400, "invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum"),
+        too_long,
         reply::text("The user asked for the release plan; nothing was done yet."),
         reply::text("Here is the plan."),
         nothing_to_remember(),
