@@ -290,3 +290,69 @@ fn the_demo_runs_offline_and_at_least_five_mechanisms_announce_themselves() {
         assert!(shown.contains(line), "{line:?} missing:\n{shown}");
     }
 }
+
+/// The first task id (`task_` and 8 hex digits) in `text`.
+fn first_task_id(text: &str) -> Option<String> {
+    text.match_indices("task_").map(|(at, _)| &text[at..]).find_map(|rest| {
+        let id = rest.get(..13)?;
+        id[5..].bytes().all(|b| b.is_ascii_hexdigit()).then(|| id.to_owned())
+    })
+}
+
+/// The model's side of a session with one teammate, by who asks: the Lead creates a task, spawns
+/// `alice` on it, ends its turn, and answers her `[Team events]`; `alice` (her SYSTEM names her)
+/// writes `hello.txt`, completes the task and reports; the memory calls (no tools) keep nothing.
+fn team_reply(request: &RecordedRequest) -> Reply {
+    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    let sent = serde_json::to_string(&messages).unwrap_or_default();
+    let (results, task) = (sent.matches("tool_result").count(), first_task_id(&sent).unwrap_or_default());
+    if system_text(request).starts_with("You are 'alice'") {
+        return match results {
+            0 => reply::tool_uses(&[("a1", "write_file", json!({"path": "hello.txt", "content": "hi"}))]),
+            1 => reply::tool_uses(&[("a2", "complete_task", json!({"task_id": task}))]),
+            _ => reply::text("Wrote hello.txt."),
+        };
+    }
+    if tool_names(request).is_empty() {
+        return nothing_to_remember();
+    }
+    let last = messages.last().map(texts).unwrap_or_default().join("\n");
+    if last.contains("[Team events]") {
+        return reply::text("Alice reported: hello.txt is written.");
+    }
+    match results {
+        0 => reply::tool_uses(&[("c1", "create_task", json!({"subject": "Write hello.txt"}))]),
+        1 => {
+            let spawn = json!({"name": "alice", "role": "writer", "prompt": "Write hello.txt saying hi.", "task_id": task});
+            reply::tool_uses(&[("s1", "spawn_teammate", spawn)])
+        }
+        _ => reply::text("Alice is on it."),
+    }
+}
+
+#[test]
+fn a_teammate_spawned_by_the_lead_works_in_its_own_loop_and_its_report_wakes_the_lead() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start_fn(team_reply);
+    let out =
+        one_turn("s15", ws.path(), &server, "Ask a teammate to write hello.txt. We agreed on the team.");
+    let written = fs::read_to_string(ws.path().join("hello.txt"));
+    let shown = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(written.ok().as_deref(), Some("hi"), "{shown}");
+    let requests = server.requests();
+    let alice = requests.iter().find(|r| system_text(r).starts_with("You are 'alice'")).expect("alice asked");
+    // s15's teammate prompt, not s13's.
+    assert!(
+        system_text(alice).starts_with(
+            "You are 'alice', a writer. Use tools to complete tasks. You can list and claim tasks from the board."
+        ),
+        "{}",
+        system_text(alice)
+    );
+    let woken = loop_requests(&server).into_iter().filter(|r| !system_text(r).starts_with("You are 'alice'"));
+    let woken: Vec<RecordedRequest> = woken
+        .filter(|r| serde_json::to_string(&r.body["messages"]).unwrap_or_default().contains("[Team events]"))
+        .collect();
+    assert_eq!(woken.len(), 1, "the Lead is woken once");
+    assert!(stdout(&out).contains("Alice reported: hello.txt is written."), "{}", stdout(&out));
+}
