@@ -16,6 +16,11 @@
 //! | [`protocol`] | `ProtocolState`, `match_response`, `apply_*` | plan approval and shutdown with request ids |
 //! | [`assignment`] | `teammate_assignments`, `assignment_cwd` | per-owner cwd leases, claim and complete with s13's rules |
 //! | [`worktree`] | `create_worktree`, `remove_worktree` | task-bound Git worktrees in `.worktrees/` |
+//! | [`cwd`] | `run_agent_bash` … `TeammateRuntime.glob` | the five base tools, run in their owner's task folder |
+//! | [`tasktools`] | `run_create_task` … `run_complete_task` | the six task tools with s13's owner rules and texts |
+//! | [`teammate`] | `TeammateRuntime` | a teammate's loop: WORK, IDLE, auto-claim, inbox, plan gate, its ten tools |
+//! | [`lead`] | `TOOLS`, `consume_lead_inbox`, the CLI wake | the Lead's eighteen tools, its `[Team events]` turns, `/team`, `/inbox` |
+//! | [`runtime`] | `spawn_teammate_thread`, module globals | [`runtime::TeamRuntime`]: the team in a chapter run, spawning, wake turns, ending every teammate |
 //!
 //! The task rules themselves (one task per owner, the order of claim's checks, the texts) live
 //! with the task store, in [`tasks::owners`]; [`TeamState`] answers the store's questions about
@@ -55,8 +60,13 @@
 
 pub mod assignment;
 pub mod bus;
+pub mod cwd;
+pub mod lead;
 pub mod protocol;
+pub mod runtime;
 pub mod state;
+pub mod tasktools;
+pub mod teammate;
 pub mod worktree;
 
 pub use assignment::{AssignmentError, Lease};
