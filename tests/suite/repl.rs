@@ -111,7 +111,7 @@ fn slash_history_shows_the_sessions_tool_use_and_tool_result_and_commands_stay_l
     s02.exp_string(PROMPT).unwrap();
 
     s02.send_line("/history").unwrap();
-    s02.exp_string("4 message(s), as the next request sends them:").unwrap();
+    s02.exp_string("4 messages, as the next request sends them:").unwrap();
     s02.exp_string("[0] user").unwrap();
     s02.exp_string(r#"text "say hi""#).unwrap();
     s02.exp_string("[1] assistant").unwrap();
@@ -132,7 +132,7 @@ fn slash_history_shows_the_sessions_tool_use_and_tool_result_and_commands_stay_l
     s02.exp_string("the history is empty").unwrap();
     s02.exp_string(PROMPT).unwrap();
     s02.send_line("/history").unwrap();
-    s02.exp_string("0 message(s)").unwrap();
+    s02.exp_string("0 messages, as").unwrap();
     s02.exp_string(PROMPT).unwrap();
     quit(s02);
     assert_eq!(server.request_count(), 2, "no command reached the model");
