@@ -274,16 +274,20 @@ pub struct Compaction {
     archive: Archive,
     requested: Arc<AtomicBool>,
     acts: Arc<Mutex<Acts>>,
-    /// Ends each answer with [`Acts::recap`] (the offline demo, where no one can type
-    /// `/context` afterwards).
+    /// Ends each answer with [`Acts::recap`] ([`Compaction::with_recap`]).
     recap: bool,
 }
 
 impl Compaction {
-    /// Compaction in the setup's workspace, with `limits` (the chapter's flags). In the offline
-    /// demo ([`Setup::demo`]) each answer ends with a recap of what acted ([`Acts::recap`]).
+    /// Compaction in the setup's workspace, with `limits` (the chapter's flags).
     pub fn new(setup: &Setup, limits: Limits) -> Self {
-        Self { recap: setup.demo, ..Self::in_workspace(&setup.workspace, limits) }
+        Self::in_workspace(&setup.workspace, limits)
+    }
+
+    /// With `recap`, each answer ends with a recap of what acted in the session so far
+    /// ([`Acts::recap`]): for s08's offline demo, where no one can type `/context` afterwards.
+    pub fn with_recap(self, recap: bool) -> Self {
+        Self { recap, ..self }
     }
 
     /// Compaction archiving in `workspace`, with `limits`.
