@@ -214,7 +214,14 @@ fn answering_a_allows_the_program_for_the_session_and_permissions_revokes_it() {
     let mut s05 = pty_chapter("s05", ws.path(), &server.base_url());
     s05.exp_string("s05 >> ").unwrap();
     s05.send_line("run it twice").unwrap();
-    s05.exp_string("Allow? [y/N] (a: always allow python3 this session)").unwrap();
+    let asked = s05.exp_string("Allow? [y/N] (a: always allow python3 this session)").unwrap();
+    // What is known: python3 is not on the list, so it is unknown, not destructive.
+    assert!(
+        asked.contains(
+            "python3 x.py\r\nUnknown command (runs 'python3', which is not on the list of known programs)"
+        ),
+        "{asked:?}"
+    );
     s05.send("a\r").unwrap();
     s05.flush().unwrap();
     s05.exp_string("[permission] python3 is allowed for the rest of this session").unwrap();
