@@ -95,7 +95,13 @@ fn a_childs_destructive_command_answered_no_is_refused_and_changes_nothing() {
     assert_eq!(batches[0][1]["content"], "Permission denied by user");
     assert_eq!(fs::read_to_string(ws.path().join("keep.txt")).unwrap(), "precious");
     assert!(!escape.exists());
-    assert!(stdout(&out).contains("[HOOK] bash(rm keep.txt)"), "the parent's hooks ran in the child");
+    // The parent's hooks ran in the child, and their lines say so: the child's prefix, and the
+    // child's own count at its Stop (the two refused calls did not run). The parent's Stop line
+    // is its own, unprefixed: the task call ran.
+    let text = stdout(&out);
+    assert!(text.contains("\n  [sub] [HOOK] bash(rm keep.txt)\n"), "{text}");
+    assert!(text.contains("\n  [sub] [HOOK] Stop: session used 0 tool calls\n"), "{text}");
+    assert!(text.contains("\n[HOOK] Stop: session used 1 tool call\n"), "{text}");
 }
 
 #[test]
@@ -209,7 +215,7 @@ fn the_repl_shows_a_finished_childs_messages_and_its_tokens_apart() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("subagent 1 of 1: look around\n2 message(s), as the next request sends them:"),
+        text.contains("subagent 1 of 1: look around\n2 messages, as the next request sends them:"),
         "{text}"
     );
     assert!(text.contains("[1] assistant\n    text \"nothing here\""), "{text}");

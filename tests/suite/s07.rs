@@ -128,7 +128,7 @@ fn skills_shows_sizes_and_loads_and_history_shows_system_with_only_the_catalog()
     assert!(text.contains(&format!("{size}not loaded yet")), "{text}");
     assert!(text.contains(&format!("{size}loaded once")), "{text}");
     let history = text.split("SYSTEM, ").nth(1).unwrap_or_else(|| panic!("no SYSTEM in /history: {text}"));
-    let (system_part, messages) = history.split_once(" message(s), as the next request sends them:").unwrap();
+    let (system_part, messages) = history.split_once(" messages, as the next request sends them:").unwrap();
     assert!(
         system_part.contains("    Skills available:\n    - code-review: Review code for bugs"),
         "{system_part}"

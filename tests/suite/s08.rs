@@ -282,7 +282,7 @@ fn a_failing_summary_call_is_a_clear_error_and_the_history_stays_whole() {
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[2], json!({"role": "user", "content": "second question"}));
     let text = stdout(&out);
-    assert!(text.contains("3 message(s), as the next request sends them:"), "{text}");
+    assert!(text.contains("3 messages, as the next request sends them:"), "{text}");
     assert!(text.contains("text \"second question\""), "{text}");
 }
 
@@ -310,7 +310,7 @@ fn context_shows_the_size_the_layers_and_the_next_to_act_and_history_marks_compa
     );
     assert!(text.contains("[micro-compact: "), "{text}");
     assert!(!text.contains("[compacted: "), "micro-compaction was enough: {text}");
-    assert!(text.contains("result(s) saved (budget 0, micro 4, fit 0), 0 summary(ies)"), "{text}");
+    assert!(text.contains("4 results saved (budget 0, micro 4, fit 0), 0 summaries"), "{text}");
     assert!(text.contains("<- micro_compact: saved, the model was given its path; the full 900 B is in .task_outputs/tool-results/r0.txt"), "{text}");
 }
 
@@ -333,16 +333,53 @@ fn limits_that_do_not_fit_together_are_refused_before_anything_runs() {
 }
 
 #[test]
-fn the_demo_crosses_the_limit_and_shows_snip_micro_compaction_and_one_summary() {
+fn the_demo_shows_every_way_of_compacting_act_in_under_120_lines_and_recaps_them() {
     let ws = tempfile::tempdir().unwrap();
-    let out = chapter("s08", ws.path(), None).arg("--demo").output().unwrap();
+    let out = chapter("s08", ws.path(), None).args(["--demo", "--keep"]).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let text = stdout(&out);
-    for line in
-        ["[micro-compact: ", "[snip: ", "[auto compact]", "[transcript saved: .transcripts/", "[compacted: "]
-    {
+    let (text, notes) = (stdout(&out), stderr(&out));
+    // Each way's own line, as it acts.
+    for line in [
+        "[tool result budget: 1 result saved",
+        "[micro-compact: ",
+        "[snip: ",
+        "[fit: ",
+        "[compact: the model asked for a summary]",
+        "[auto compact]",
+        "[reactive compact]",
+        "[transcript saved: .transcripts/",
+        "[compacted: ",
+    ] {
         assert!(text.contains(line), "{line:?} missing:\n{text}");
     }
-    assert_eq!(text.matches("[auto compact]").count(), 1, "one summary");
+    // The recap counts what acted: every way, each named.
+    assert!(text.contains("[compaction in this run: 7 of the 7 ways acted]"), "{text}");
+    for way in [
+        "tool_result_budget",
+        "snip_compact",
+        "micro_compact",
+        "fit_tool_results",
+        "compact_history",
+        "compact tool",
+        "reactive_compact",
+    ] {
+        assert!(text.contains(&format!("\n  {way:<18} acted ")), "{way} not counted:\n{text}");
+    }
     assert!(text.contains("The report is in report.md"), "{text}");
+    let lines = text.lines().count() + notes.lines().count();
+    assert!(lines < 120, "{lines} lines:\n{notes}\n{text}");
+    // What left the context is on disk, and the report was written.
+    let root = notes
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("[demo] the workspace stays at ").and_then(|l| l.strip_suffix(" (--keep)"))
+        })
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default();
+    assert!(root.join("report.md").is_file(), "{notes}");
+    assert!(
+        !files_in(&root, ".transcripts").is_empty()
+            && !files_in(&root, ".task_outputs/tool-results").is_empty()
+    );
+    let _ = fs::remove_dir_all(&root);
 }

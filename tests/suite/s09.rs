@@ -166,7 +166,7 @@ fn the_repl_lists_forgets_shows_system_and_counts_memory_calls() {
         history.contains("Relevant memory records:\n[\n  {\n    \"source\": \"test-layout.md\""),
         "{history}"
     );
-    assert!(history.contains("message(s), as the next request sends them:"), "{history}");
+    assert!(history.contains(", as the next request sends them:"), "{history}");
     assert!(text.contains("this session (all requests): 3 requests"), "{text}");
     assert!(text.contains("of which memory's own calls: 2 requests"), "{text}");
     assert!(

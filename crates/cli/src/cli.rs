@@ -819,7 +819,8 @@ fn start_demo<H: IntoComposed>(
     let sessions = chapter.demo.sessions().map_err(bad_demo)?;
     let (total, session) = (sessions.len(), args.demo_session.map_or(1, |n| n as usize));
     let Some(this) = sessions.get(session - 1) else {
-        return Err(bad_demo(format!("has {total} session(s); there is no session {session}")));
+        let sessions = crate::ui::count(total, "session", "sessions");
+        return Err(bad_demo(format!("has {sessions}; there is no session {session}")));
     };
     let (dir, root) = match (&args.demo_workspace, session) {
         (Some(root), 2..) => (None, root.clone()),

@@ -293,7 +293,8 @@ pub fn permissions_command(allowed: AlwaysAllowed) -> SlashCommand {
             }
             Some("clear") => {
                 let n = allowed.clear();
-                ui.say(&format!("{n} allowance(s) taken back: everything outside the known programs asks again."));
+                let n = crate::ui::count(n, "allowance", "allowances");
+                ui.say(&format!("{n} taken back: everything outside the known programs asks again."));
             }
             Some("known") => ui.say(&format!(
                 "Programs that run without asking, with read-only arguments (crates/core/src/permission/known.rs):\n{}",
@@ -501,7 +502,10 @@ pub fn history_view(messages: &[Message]) -> String {
 /// first line ends with `  <- NOTE` when `note` gives one (s08 marks the archived and compacted
 /// parts of the history this way).
 pub fn history_view_with(messages: &[Message], note: &dyn Fn(&ContentBlock) -> Option<String>) -> String {
-    let mut out = format!("{} message(s), as the next request sends them:\n", messages.len());
+    let mut out = format!(
+        "{}, as the next request sends them:\n",
+        crate::ui::count(messages.len(), "message", "messages")
+    );
     for (i, message) in messages.iter().enumerate() {
         let role = match message.role {
             Role::User => "user",

@@ -309,7 +309,10 @@ impl Terminal {
             StopNote::RefusedTurnRemoved(ran) => {
                 let tools = match ran {
                     0 => String::new(),
-                    n => format!(" with its {n} tool result(s) (what the tools changed stays changed)"),
+                    n => format!(
+                        " with its {} (what the tools changed stays changed)",
+                        count(*n, "tool result", "tool results")
+                    ),
                 };
                 ui.notice(&format!(
                     "The refused prompt was removed from the history{tools}, so the next prompt starts from before it. Rephrase it, or ask something else."
@@ -322,7 +325,8 @@ impl Terminal {
             StopNote::Continued { times, max, dropped_tool_calls } => {
                 let dropped = match dropped_tool_calls {
                     0 => String::new(),
-                    n => format!(" (its cut-off tool call(s), {n}, were dropped unrun)"),
+                    1 => " (its cut-off tool call was dropped unrun)".to_owned(),
+                    n => format!(" (its {n} cut-off tool calls were dropped unrun)"),
                 };
                 ui.notice(&format!(
                     "[max_tokens] the answer was cut off again{dropped}; asking the model to continue ({times} of {max})"

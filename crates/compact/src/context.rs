@@ -6,6 +6,7 @@
 //! compacted parts marked.
 
 use agent_cli::repl::{CommandContext, SlashCommand, history_view_with};
+use agent_cli::ui::count;
 use agent_core::agent::latest_user_text;
 use agent_core::events::Silent;
 use agent_core::messages::{ContentBlock, Message};
@@ -116,15 +117,15 @@ pub fn context_report(history: &[Message], limits: &Limits, archive: &Archive) -
     out.push_str(&next_to_act(history, limits, archive, size));
     let stats = archive.stats();
     out.push_str(&format!(
-        "\nso far: {} snip(s) ({} messages archived), {} result(s) saved (budget {}, micro {}, fit {}), {} summary(ies), {} reactive compaction(s)",
-        stats.snips,
-        stats.snipped_messages,
-        stats.budget_results + stats.micro_results + stats.fit_results,
+        "\nso far: {} ({} archived), {} saved (budget {}, micro {}, fit {}), {}, {}",
+        count(stats.snips, "snip", "snips"),
+        count(stats.snipped_messages, "message", "messages"),
+        count(stats.budget_results + stats.micro_results + stats.fit_results, "result", "results"),
         stats.budget_results,
         stats.micro_results,
         stats.fit_results,
-        stats.summaries,
-        stats.reactive,
+        count(stats.summaries, "summary", "summaries"),
+        count(stats.reactive, "reactive compaction", "reactive compactions"),
     ));
     if let Some(transcript) = archive.last_transcript() {
         out.push_str(&format!("\nnewest transcript: {}", archive.relative(&transcript)));

@@ -47,6 +47,7 @@
 //! Key insight: the context is a cache of the conversation, not the conversation. What is on disk
 //! can leave it; what the model needs next must stay.
 
+mod acts;
 pub mod archive;
 mod args;
 pub mod compact_history;
@@ -57,19 +58,20 @@ pub mod micro_compact;
 pub mod snip_compact;
 pub mod tool_result_budget;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use agent_cli::chapter::Setup;
 use agent_cli::repl::SlashCommand;
 use agent_core::dispatch::{ToolError, TypedTool};
 use agent_core::error::ApiError;
 use agent_core::events::{EventSink, Level, line};
-use agent_core::extension::{AfterBatch, Extension, LoopContext, Recovery};
+use agent_core::extension::{AfterBatch, AnswerContext, Extension, LoopContext, Recovery};
 use agent_core::messages::{Message, ToolSpec};
 use agent_core::workspace::Workspace;
 use serde_json::json;
 
+pub use acts::{Acts, Way};
 pub use archive::{Archive, Layer};
 pub use args::CompactArgs;
 pub use compact_history::{CompactError, Place, Wording, compact_history, reactive_compact, summarise_into};
@@ -101,18 +103,23 @@ pub struct Limits {
     pub max_messages: usize,
 }
 
+impl Limits {
+    /// The course's constants (COURSE §4.3), as a constant: [`Limits::default`].
+    pub const COURSE: Limits = Limits {
+        context_limit: 50_000,
+        target: 40_000,
+        result_batch: 200_000,
+        large_result: 30_000,
+        summary_input: 80_000,
+        keep_recent_results: 3,
+        keep_recent_messages: 5,
+        max_messages: 50,
+    };
+}
+
 impl Default for Limits {
     fn default() -> Self {
-        Self {
-            context_limit: 50_000,
-            target: 40_000,
-            result_batch: 200_000,
-            large_result: 30_000,
-            summary_input: 80_000,
-            keep_recent_results: 3,
-            keep_recent_messages: 5,
-            max_messages: 50,
-        }
+        Self::COURSE
     }
 }
 
@@ -259,8 +266,8 @@ fn active(context: &LoopContext<'_>) -> Option<String> {
 const NO_REQUEST: &str = "(no request)";
 
 /// Context compaction for one agent: the extension that runs the layers, the `compact` tool's
-/// flag, the archive and its ledger. Clones share the flag and the ledger, so the tool, the
-/// REPL's commands and the extension see the same state.
+/// flag, the archive and its ledger, and the count of what acted. Clones share the flag, the
+/// ledger and the count, so the tool, the REPL's commands and the extension see the same state.
 #[derive(Clone)]
 pub struct Compaction {
     limits: Limits,
@@ -270,12 +277,21 @@ pub struct Compaction {
     wording: &'static Wording,
     /// The `compact` tool's result.
     requested_text: &'static str,
+    acts: Arc<Mutex<Acts>>,
+    /// Ends each answer with [`Acts::recap`] ([`Compaction::with_recap`]).
+    recap: bool,
 }
 
 impl Compaction {
     /// Compaction in the setup's workspace, with `limits` (the chapter's flags).
     pub fn new(setup: &Setup, limits: Limits) -> Self {
         Self::in_workspace(&setup.workspace, limits)
+    }
+
+    /// With `recap`, each answer ends with a recap of what acted in the session so far
+    /// ([`Acts::recap`]): for s08's offline demo, where no one can type `/context` afterwards.
+    pub fn with_recap(self, recap: bool) -> Self {
+        Self { recap, ..self }
     }
 
     /// Compaction archiving in `workspace`, with `limits`.
@@ -286,6 +302,8 @@ impl Compaction {
             requested: Arc::default(),
             wording: &compact_history::S08_WORDING,
             requested_text: COMPACT_REQUESTED,
+            acts: Arc::default(),
+            recap: false,
         }
     }
 
@@ -297,6 +315,16 @@ impl Compaction {
         self.wording = &compact_history::S15_WORDING;
         self.requested_text = COMPACT_REQUESTED_S15;
         self
+    }
+
+    /// How many times each way of compacting acted in this session so far.
+    pub fn acts(&self) -> Acts {
+        *self.acts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts one act of `way`, as its line was reported.
+    fn acted(&self, way: Way) {
+        self.acts.lock().unwrap_or_else(|p| p.into_inner()).add(way);
     }
 
     /// The limits.
@@ -322,7 +350,7 @@ impl Compaction {
     }
 
     /// Runs one summarising layer on the loop's history after the line `announce`:
-    /// [`compact_history`], or [`reactive_compact`] when `reactive`, naming `request` (the request
+    /// [`compact_history`], or [`reactive_compact`] for [`Way::Reactive`], naming `request` (the request
     /// in flight) as the current one. `Ok(true)` when the history was summarised; `Ok(false)` when
     /// it failed in a way that leaves the history as it is (reported as `[{what} failed: …]`);
     /// `Err` with the model's error, which ends the turn.
@@ -330,14 +358,14 @@ impl Compaction {
         &mut self,
         context: &mut LoopContext<'_>,
         request: Option<String>,
-        reactive: bool,
+        way: Way,
         what: &str,
         announce: &str,
     ) -> Result<bool, ApiError> {
         line(context.events, Level::Mechanism, announce);
         let (history, model, events) = (&mut *context.history, &mut context.model, context.events);
         let request = request.as_deref().unwrap_or(NO_REQUEST);
-        let place = if reactive {
+        let place = if way == Way::Reactive {
             Place {
                 keep_from: compact_history::reactive_tail(history, &self.limits),
                 layer: Layer::Reactive,
@@ -349,7 +377,10 @@ impl Compaction {
         let done =
             summarise_into(history, place, request, model, &mut self.archive, &self.limits, events).await;
         match done {
-            Ok(_) => Ok(true),
+            Ok(_) => {
+                self.acted(way);
+                Ok(true)
+            }
             Err(e) => self.failed(what, e, events).map_or(Ok(false), Err),
         }
     }
@@ -372,10 +403,13 @@ impl Extension for Compaction {
         let request = active(context);
         let prepared =
             prepare(context.history, &self.limits, request.as_deref(), &mut self.archive, context.events);
+        for layer in &prepared.acted {
+            self.acted(Way::from(*layer));
+        }
         if prepared.size <= self.limits.context_limit {
             return Ok(());
         }
-        self.summarise(context, request, false, "auto compact", "[auto compact]").await.map(|_| ())
+        self.summarise(context, request, Way::Auto, "auto compact", "[auto compact]").await.map(|_| ())
     }
 
     async fn after_tool_batch(&mut self, context: &mut LoopContext<'_>) -> Result<AfterBatch, ApiError> {
@@ -384,7 +418,7 @@ impl Extension for Compaction {
         }
         // Every result of the batch is in: summarising now parts no tool_use from its result.
         let request = active(context);
-        self.summarise(context, request, false, "compact", "[compact: the model asked for a summary]")
+        self.summarise(context, request, Way::Tool, "compact", "[compact: the model asked for a summary]")
             .await
             .map(|_| AfterBatch::Continue)
     }
@@ -397,8 +431,10 @@ impl Extension for Compaction {
         if !compact_history::is_prompt_too_long(error) {
             return Ok(Recovery::GiveUp);
         }
+        // The loop reports a failed request only if it stays failed: say why compaction acts.
+        line(context.events, Level::Notice, &format!("[the endpoint refused the request: {error}]"));
         let request = active(context);
-        if !self.summarise(context, request, true, "reactive compact", "[reactive compact]").await? {
+        if !self.summarise(context, request, Way::Reactive, "reactive compact", "[reactive compact]").await? {
             return Ok(Recovery::GiveUp);
         }
         line(
@@ -408,6 +444,12 @@ impl Extension for Compaction {
              (lower --context-limit, or /clear)]",
         );
         Ok(Recovery::Retry)
+    }
+
+    async fn after_answer(&mut self, context: &mut AnswerContext<'_>) {
+        if self.recap {
+            line(context.events, Level::Mechanism, &self.acts().recap(&self.limits));
+        }
     }
 }
 

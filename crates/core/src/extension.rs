@@ -399,6 +399,13 @@ impl<E> Shared<E> {
     pub async fn with<R>(&self, f: impl FnOnce(&mut E) -> R) -> R {
         f(&mut *self.0.lock().await)
     }
+
+    /// Runs `f` on the extension now, or returns `None` when a call is in progress (for the
+    /// loop's synchronous moments, which must not wait).
+    pub fn try_with<R>(&self, f: impl FnOnce(&mut E) -> R) -> Option<R> {
+        let mut extension = self.0.try_lock().ok()?;
+        Some(f(&mut extension))
+    }
 }
 
 impl<E> Clone for Shared<E> {
@@ -408,7 +415,7 @@ impl<E> Clone for Shared<E> {
 }
 
 /// The block text of a synchronous call that found the shared extension busy.
-const SHARED_BUSY: &str = "Blocked: the shared hooks are busy in another agent";
+pub(crate) const SHARED_BUSY: &str = "Blocked: the shared hooks are busy in another agent";
 
 #[async_trait::async_trait]
 impl<E: Extension> Extension for Shared<E> {

@@ -27,12 +27,12 @@
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::approve::{Answer, Approver, Question, Reply};
 use crate::dispatch::{Subject, ToolCall, ToolOutcome};
-use crate::events::{Events, Level, line};
-use crate::extension::{Decision, Extension};
+use crate::events::{Event, EventSink, Events, Level, line};
+use crate::extension::{Decision, Extension, SHARED_BUSY, Shared};
 use crate::messages::{MessagesResponse, ToolUseBlock};
 use crate::permission::{self, DENIED_BY_DENY_LIST, DENIED_BY_USER, Verdict};
 use crate::wording::DenyList;
@@ -173,9 +173,13 @@ struct Hook {
 /// It is an [`Extension`], so a chapter adds it to `agent_loop` as it is. It also counts the
 /// session's tool calls that ran (each `post_tool_use`), which `Stop` hooks see as
 /// [`HookContext::Stop::tool_calls`].
+///
+/// Several agents may run one registry (a parent's hooks inside its subagents, course s06):
+/// each other agent runs it through [`ScopedHooks`], so the lines the hooks print while it runs
+/// carry that agent's marks and its `Stop` counts its own calls.
 pub struct HookRegistry {
     hooks: Vec<Hook>,
-    events: Events,
+    events: Arc<Route>,
     tool_calls: usize,
     /// Tools whose calls the loop handles itself: no hook sees them and they are not counted
     /// (the course's s08 `compact`).
@@ -191,9 +195,32 @@ impl fmt::Debug for HookRegistry {
 
 impl HookRegistry {
     /// An empty registry. `events` receives failure reports for `PostToolUse` and `Stop`, where
-    /// nothing else would show them, as [`Level::Info`] lines.
+    /// nothing else would show them, as [`Level::Info`] lines; hooks print there through
+    /// [`HookRegistry::events`].
     pub fn new(events: Events) -> Self {
+        let events = Arc::new(Route { current: Mutex::new(events) });
         Self { hooks: Vec::new(), events, tool_calls: 0, unhooked: Vec::new() }
+    }
+
+    /// The listener a hook of this registry prints to: the one [`HookRegistry::new`] was given,
+    /// or, while another agent runs the registry through [`ScopedHooks`], that agent's. The
+    /// course's hooks ([`course_hooks`]) print here.
+    pub fn events(&self) -> Events {
+        Arc::clone(&self.events) as Events
+    }
+
+    /// Runs `f` as the agent `scope` describes: the hooks print to `scope`'s listener, and the
+    /// tool calls counted are `scope`'s; afterwards the registry's own listener is back, and its
+    /// count has grown by the calls made in the scope (the session's count covers every agent).
+    fn scoped<R>(&mut self, scope: &mut Scope, f: impl FnOnce(&mut Self) -> R) -> R {
+        let outer = self.events.swap(Arc::clone(&scope.events));
+        let before = scope.tool_calls;
+        let session = std::mem::replace(&mut self.tool_calls, scope.tool_calls);
+        let result = f(self);
+        scope.tool_calls = self.tool_calls;
+        self.tool_calls = session + scope.tool_calls.saturating_sub(before);
+        self.events.swap(outer);
+        result
     }
 
     /// Lets calls of the tool `name` pass every hook: `PreToolUse` and `PostToolUse` are not run
@@ -248,6 +275,81 @@ impl HookRegistry {
     /// Reports `[HOOK] EVENT: hook NAME failed: ERROR`.
     fn report(&self, event: HookEvent, hook: &str, error: &HookError) {
         line(&*self.events, Level::Info, &format!("[HOOK] {event}: hook {hook} failed: {error}"));
+    }
+}
+
+/// The listener a registry's hooks print to, which [`HookRegistry::scoped`] points at another
+/// agent's listener for the length of one call.
+struct Route {
+    current: Mutex<Events>,
+}
+
+impl Route {
+    /// Points the route at `events`; returns where it pointed.
+    fn swap(&self, events: Events) -> Events {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::replace(&mut *current, events)
+    }
+}
+
+impl EventSink for Route {
+    fn on_event(&self, event: &Event<'_>) {
+        // Not under the lock: a listener may take its time (a terminal) or report again.
+        let current = Arc::clone(&*self.current.lock().unwrap_or_else(|p| p.into_inner()));
+        current.on_event(event);
+    }
+}
+
+/// One agent's view of a registry it shares: where its hook lines go and its own count.
+struct Scope {
+    events: Events,
+    tool_calls: usize,
+}
+
+/// A shared [`HookRegistry`] as another agent than its owner runs it (course s06: the child runs
+/// "the same hooks as the parent"): the same callbacks, permission answers and allowances, but
+/// the lines the hooks print go to `events` (the child's listener, which marks them as the
+/// child's), and its `Stop` counts the calls made by this agent alone. The owner's count still
+/// grows by them. Like [`Shared`], a call that finds the registry busy in another agent fails
+/// closed: `pre_tool_use` and `user_prompt_submit` block, the others do nothing.
+pub struct ScopedHooks {
+    hooks: Shared<HookRegistry>,
+    scope: Scope,
+}
+
+impl ScopedHooks {
+    /// `hooks` run by an agent whose hook lines go to `events`, with no tool calls yet.
+    pub fn new(hooks: Shared<HookRegistry>, events: Events) -> Self {
+        Self { hooks, scope: Scope { events, tool_calls: 0 } }
+    }
+
+    /// The tool calls this agent made that ran (blocked calls excluded).
+    pub fn tool_calls(&self) -> usize {
+        self.scope.tool_calls
+    }
+
+    /// Runs `f` on the registry in this agent's scope, or `None` when it is busy elsewhere.
+    fn run<R>(&mut self, f: impl FnOnce(&mut HookRegistry) -> R) -> Option<R> {
+        let scope = &mut self.scope;
+        self.hooks.try_with(|registry| registry.scoped(scope, f))
+    }
+}
+
+impl Extension for ScopedHooks {
+    fn user_prompt_submit(&mut self, prompt: &str) -> Decision {
+        self.run(|r| r.user_prompt_submit(prompt)).unwrap_or_else(|| Decision::Block(SHARED_BUSY.into()))
+    }
+
+    fn pre_tool_use(&mut self, call: &ToolCall) -> Decision {
+        self.run(|r| r.pre_tool_use(call)).unwrap_or_else(|| Decision::Block(SHARED_BUSY.into()))
+    }
+
+    fn post_tool_use(&mut self, call: &ToolUseBlock, outcome: &mut ToolOutcome) {
+        self.run(|r| r.post_tool_use(call, outcome));
+    }
+
+    fn stop(&mut self, response: &MessagesResponse) -> Option<String> {
+        self.run(|r| r.stop(response)).flatten()
     }
 }
 
@@ -452,8 +554,8 @@ pub fn register_large_output_hook(registry: &mut HookRegistry, events: Events) {
 }
 
 /// Registers the summary hook on `Stop`: prints `[HOOK] Stop: session used N tool calls` (`1 tool
-/// call`),
-/// N being the session's tool calls that ran, across turns; it never answers.
+/// call`), N being the session's tool calls that ran, across turns (in an agent that runs the
+/// registry through [`ScopedHooks`], that agent's own); it never answers.
 pub fn register_summary_hook(registry: &mut HookRegistry, events: Events) {
     registry.register(HookEvent::Stop, "summary", move |ctx| {
         if let HookContext::Stop { tool_calls, .. } = ctx {
@@ -511,7 +613,9 @@ pub fn course_hooks_with(
     workdir_display: String,
     set: HookSet,
 ) -> HookRegistry {
-    let mut registry = HookRegistry::new(events.clone());
+    let mut registry = HookRegistry::new(events);
+    // The hooks print through the registry's route, so an agent sharing it marks their lines.
+    let events = registry.events();
     register_log_hook(&mut registry, events.clone());
     let permission = PermissionOptions { deny_list: set.deny_list, outside: set.outside };
     register_permission_hook_with(&mut registry, approver, inside_workspace, permission);

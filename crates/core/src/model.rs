@@ -10,7 +10,10 @@
 //!
 //! A recording is a JSONL file: one Messages API response body (`{"id","type":"message",…}`) per
 //! line, in the order the session received them. `--record FILE` writes one; `--replay FILE` and
-//! `--demo` read one. Source: ours (goose's record/replay decorator, STYLE.md).
+//! `--demo` read one. A line may also be an error answer, the API's error body with the HTTP
+//! status it came with (`{"type":"error","status":400,"error":{"type":…,"message":…}}`): the
+//! replay fails that request with it, as the endpoint did (s08's demo replays a "prompt is too
+//! long"). Source: ours (goose's record/replay decorator, STYLE.md).
 
 use std::future::Future;
 use std::io::Write;
@@ -55,16 +58,34 @@ impl Model for AnthropicClient {
 /// Answers from recorded responses, in order; needs no key and no network.
 pub struct ReplayModel {
     source: String,
-    responses: Vec<MessagesResponse>,
+    responses: Vec<Result<MessagesResponse, ApiError>>,
     next: Mutex<usize>,
 }
 
+/// A recorded error answer (see the module docs).
+#[derive(serde::Deserialize)]
+struct RecordedError {
+    #[serde(rename = "type")]
+    kind: String,
+    status: u16,
+    error: RecordedErrorBody,
+}
+
+/// The `error` object of a [`RecordedError`] (Messages API "Errors").
+#[derive(serde::Deserialize)]
+struct RecordedErrorBody {
+    #[serde(rename = "type")]
+    error_type: String,
+    message: String,
+}
+
 impl ReplayModel {
-    /// Parses JSONL text: one response body per non-blank line. `source` names it in errors.
+    /// Parses JSONL text: one response body, or one error answer (see the module docs), per
+    /// non-blank line. `source` names it in errors.
     ///
     /// # Errors
-    /// [`ApiError::Replay`] naming the line that is not a Messages API response, or saying the text
-    /// holds no response at all.
+    /// [`ApiError::Replay`] naming the line that is neither a Messages API response nor an error
+    /// answer, or saying the text holds no response at all.
     pub fn from_jsonl(source: impl Into<String>, text: &str) -> Result<Self, ApiError> {
         let source = source.into();
         let mut responses = Vec::new();
@@ -72,9 +93,20 @@ impl ReplayModel {
             if line.trim().is_empty() {
                 continue;
             }
+            if let Ok(recorded) = serde_json::from_str::<RecordedError>(line)
+                && recorded.kind == "error"
+            {
+                responses.push(Err(ApiError::Api {
+                    status: recorded.status,
+                    error_type: recorded.error.error_type,
+                    message: recorded.error.message,
+                    request_id: None,
+                }));
+                continue;
+            }
             let response: MessagesResponse = serde_json::from_str(line)
                 .map_err(|e| ApiError::Replay(format!("{source} line {}: {e}", i + 1)))?;
-            responses.push(response);
+            responses.push(Ok(response));
         }
         if responses.is_empty() {
             return Err(ApiError::Replay(format!("{source} holds no recorded turns")));
@@ -105,7 +137,7 @@ impl Model for ReplayModel {
         let result = match self.responses.get(*next) {
             Some(r) => {
                 *next += 1;
-                Ok(r.clone())
+                r.clone()
             }
             None => Err(ApiError::Replay(format!(
                 "{} has no more recorded turns (all {} were used)",
@@ -186,6 +218,23 @@ mod tests {
         assert_eq!(model.create(&request(), &crate::events::Silent).await.unwrap().text(), "two");
         let err = model.create(&request(), &crate::events::Silent).await.unwrap_err();
         assert_eq!(err.to_string(), "replay: t.jsonl has no more recorded turns (all 2 were used)");
+    }
+
+    #[tokio::test]
+    async fn a_recorded_error_answer_fails_its_request() {
+        let text = format!(
+            "{}\n{}",
+            r#"{"type":"error","status":400,"error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+            TWO
+        );
+        let model = ReplayModel::from_jsonl("t.jsonl", &text).unwrap();
+        assert_eq!(model.remaining(), 3);
+        let err = model.create(&request(), &crate::events::Silent).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "API error 400 invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum"
+        );
+        assert_eq!(model.create(&request(), &crate::events::Silent).await.unwrap().text(), "one");
     }
 
     #[test]

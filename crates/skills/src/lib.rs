@@ -382,8 +382,8 @@ impl SkillLoader {
         let catalog_bytes = self.catalog().len();
         let body_bytes: usize = skills.iter().map(|s| s.content.len()).sum();
         let mut out = format!(
-            "{} skill(s), scanned once at start from {SKILLS_DIR}/; the catalog in SYSTEM is {catalog_bytes} bytes, the SKILL.md files {body_bytes} bytes, loaded only by load_skill:",
-            skills.len()
+            "{}, scanned once at start from {SKILLS_DIR}/; the catalog in SYSTEM is {catalog_bytes} bytes, the SKILL.md files {body_bytes} bytes, loaded only by load_skill:",
+            agent_cli::ui::count(skills.len(), "skill", "skills")
         );
         if skills.is_empty() {
             out.push_str(&format!("\n{NO_SKILLS}"));

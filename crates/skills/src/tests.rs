@@ -352,7 +352,7 @@ fn the_skills_view_shows_each_skills_size_file_and_loads() {
     let _ = loader.load_skill("plain");
     let _ = loader.load_skill("plain");
     let view = loader.skills_view();
-    assert!(view.starts_with("2 skill(s), scanned once at start from skills/;"), "{view}");
+    assert!(view.starts_with("2 skills, scanned once at start from skills/;"), "{view}");
     assert!(
         view.contains(&format!(
             "    {} bytes, skills/code-review/SKILL.md; not loaded yet",

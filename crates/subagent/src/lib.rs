@@ -26,9 +26,9 @@ use agent_cli::repl::{CommandContext, SlashCommand, history_view, usage_line};
 use agent_core::agent::Agent;
 use agent_core::dispatch::{DispatchMap, Subject, ToolError, TypedTool};
 use agent_core::error::ApiError;
-use agent_core::events::{Event, EventSink, Events, Level, line};
+use agent_core::events::{Event, EventSink, Events, Level, Prefixed, line};
 use agent_core::extension::Shared;
-use agent_core::hooks::HookRegistry;
+use agent_core::hooks::{HookRegistry, ScopedHooks};
 use agent_core::messages::{Message, MessagesResponse, ToolSpec, UsageTotals};
 use agent_core::model::Model;
 use agent_core::sanitize::one_line;
@@ -49,6 +49,10 @@ pub const STOPPED: &str = "Subagent stopped after 30 turns without a final answe
 
 /// The result of a child whose final reply has no text.
 pub const NO_SUMMARY: &str = "(no summary)";
+
+/// What marks a child's lines in the parent's output: its tool lines (`  [sub] NAME: PREVIEW`)
+/// and the lines its hooks print (`  [sub] [HOOK] bash(ls)`).
+pub const SUB_PREFIX: &str = "  [sub] ";
 
 /// How many characters of a child's tool output its `  [sub] NAME: PREVIEW` line shows.
 pub const SUB_PREVIEW_CHARS: usize = 100;
@@ -171,12 +175,14 @@ impl Subagents {
     /// The course's `run_subagent`: a child `agent_loop` on `[{"role":"user","content":prompt}]`
     /// with the child SYSTEM, the five base tools, the parent's hooks and at most
     /// [`MAX_SUBAGENT_TURNS`] model calls. Its tool lines go to the parent's listener as
-    /// `  [sub] NAME: PREVIEW`; the rest of what it reports stays in the child.
+    /// `  [sub] NAME: PREVIEW`, and so do its hooks' lines (`  [sub] [HOOK] Stop: session used 2
+    /// tool calls`, counting the child's calls); the rest of what it reports stays in the child.
     pub async fn run_subagent(&self, prompt: &str) -> SubagentRun {
+        let hook_lines = Arc::new(Prefixed::new(SUB_PREFIX, Arc::clone(&self.events)));
         let mut child = Agent::builder(Arc::clone(&self.model), &self.model_id)
             .system(&self.system)
             .tools(self.tools.clone())
-            .extension(self.hooks.clone())
+            .extension(ScopedHooks::new(self.hooks.clone(), hook_lines))
             .events(Arc::new(ChildLines { parent: Arc::clone(&self.events) }))
             .max_rounds(MAX_SUBAGENT_TURNS)
             .build();
@@ -275,7 +281,7 @@ impl EventSink for ChildLines {
     fn on_event(&self, event: &Event<'_>) {
         match event {
             Event::ToolResult { name, content, .. } => {
-                let text = format!("  [sub] {name}: {}", one_line(content.trim(), SUB_PREVIEW_CHARS));
+                let text = format!("{SUB_PREFIX}{name}: {}", one_line(content.trim(), SUB_PREVIEW_CHARS));
                 line(&*self.parent, Level::Detail, &text);
             }
             Event::Retry { .. } => self.parent.on_event(event),

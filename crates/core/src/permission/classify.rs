@@ -79,11 +79,43 @@ impl Surroundings for Unknown {
     }
 }
 
+/// What a [`Finding`] knows about the command, most serious first: the question's first words
+/// say the most serious of a command's findings ([`Concern::question`]), so a command is called
+/// destructive only when it is known to destroy something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Concern {
+    /// It deletes, overwrites or edits in place what exists, or writes outside the workspace
+    /// (`rm x`, `echo x > existing`, `sed -i`, `cp a b` onto `b`, `git reset --hard`).
+    Destroys,
+    /// What it does cannot be known before it runs: a program not on the list, a script this
+    /// check does not read, an option it does not know, a value only known when it runs.
+    Unknown,
+    /// It is known to do something beyond reading: write a new file, open a connection, set a
+    /// variable or configuration that can make programs run code (`git log --output=v`,
+    /// `BASH_ENV=x cmd`).
+    SideEffects,
+}
+
+impl Concern {
+    /// The question's first words for a command whose most serious finding is this:
+    /// `Destructive command`, `Unknown command`, `Command with side effects`.
+    pub fn question(self) -> &'static str {
+        match self {
+            Concern::Destroys => "Destructive command",
+            Concern::Unknown => "Unknown command",
+            Concern::SideEffects => "Command with side effects",
+        }
+    }
+}
+
 /// One reason a command needs a "yes".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// A short English phrase, such as `deletes files with 'rm'`.
     pub reason: String,
+    /// What kind of reason it is: the command destroys something, cannot be known, or does
+    /// something known beyond reading.
+    pub concern: Concern,
     /// The program it is about, as an `a` answer would allow it for the session: `python3`,
     /// `git commit` (see [`command_key`]); `None` when no allowance may waive it (a write that
     /// steers later runs, a redirection, a substitution, something unreadable).
@@ -92,7 +124,7 @@ pub struct Finding {
 
 /// Every reason `command` needs the user's "yes", in the order found (see the module docs); an
 /// empty list when it runs unasked. A command that cannot be tokenised gives one finding:
-/// `cannot be parsed (WHY), so it is treated as destructive`.
+/// `cannot be parsed (a syntax error), so what it does cannot be known`.
 pub fn judge(command: &str, ws: &dyn Surroundings) -> Vec<Finding> {
     // Two passes: the commands of a pipeline or of `&` run at the same time, so a link that a
     // later command makes may already be there when an earlier one writes. The first pass
@@ -248,8 +280,23 @@ impl<'a> State<'a> {
         }
     }
 
+    /// A finding that the command cannot be known ([`Concern::Unknown`]), the most common kind.
     fn push(&mut self, program: Option<String>, reason: impl Into<String>) {
-        self.findings.push(Finding { reason: reason.into(), program });
+        self.finding(Concern::Unknown, program, reason);
+    }
+
+    /// A finding that the command destroys something ([`Concern::Destroys`]).
+    fn destroys(&mut self, program: Option<String>, reason: impl Into<String>) {
+        self.finding(Concern::Destroys, program, reason);
+    }
+
+    /// A finding that the command does something known beyond reading ([`Concern::SideEffects`]).
+    fn effect(&mut self, program: Option<String>, reason: impl Into<String>) {
+        self.finding(Concern::SideEffects, program, reason);
+    }
+
+    fn finding(&mut self, concern: Concern, program: Option<String>, reason: impl Into<String>) {
+        self.findings.push(Finding { reason: reason.into(), concern, program });
     }
 
     /// Judges a whole command line at nesting `depth`.
@@ -288,7 +335,7 @@ impl<'a> State<'a> {
         }
         for r in &command.redirects {
             if r.target.starts_with("/dev/tcp/") || r.target.starts_with("/dev/udp/") {
-                self.push(None, format!("opens a network connection ({} {})", r.op, r.target));
+                self.effect(None, format!("opens a network connection ({} {})", r.op, r.target));
                 continue;
             }
             let fd_copy = r.op == ">&" && is_fd(&r.target);
@@ -300,8 +347,8 @@ impl<'a> State<'a> {
                 continue;
             }
             let how = if matches!(r.op.as_str(), ">>" | "&>>") { Write::Append } else { Write::Create };
-            if let Some(reason) = self.write_target(&r.target, how) {
-                self.push(None, format!("{reason} with '{}'", r.op));
+            if let Some((concern, reason)) = self.write_target(&r.target, how) {
+                self.finding(concern, None, format!("{reason} with '{}'", r.op));
             }
         }
         let words =
@@ -312,47 +359,57 @@ impl<'a> State<'a> {
     /// Why writing `target` needs a yes: it steers later runs, lies outside the workspace,
     /// comes after a `cd`, or (per `how`) would change a file that exists. Harmless devices never
     /// do.
-    fn write_target(&self, target: &str, how: Write) -> Option<String> {
+    fn write_target(&self, target: &str, how: Write) -> Option<(Concern, String)> {
         self.write_target_of(target, how, false)
     }
 
     /// [`State::write_target`]; with `own`, `target` is what this very `ln` or `cp` makes, so
     /// only the folders above it are checked for links.
-    fn write_target_of(&self, target: &str, how: Write, own: bool) -> Option<String> {
+    fn write_target_of(&self, target: &str, how: Write, own: bool) -> Option<(Concern, String)> {
+        use Concern::{Destroys, SideEffects, Unknown};
         if self.harmless_device(target, how) {
             return None;
         }
         if let Some(what) = steering_file(target) {
-            return Some(format!("writes {target}, {what}"));
+            return Some((SideEffects, format!("writes {target}, {what}")));
         }
         if !target.starts_with('/')
             && let Some(folder) = repository_file(target, self.ws)
         {
-            return Some(format!(
-                "writes {target}, a name git reads at the root of a bare repository, in {folder}, which has no .git"
+            return Some((
+                SideEffects,
+                format!(
+                    "writes {target}, a name git reads at the root of a bare repository, in {folder}, which has no .git"
+                ),
             ));
         }
         if self.cwd_changed {
-            return Some(format!("writes {target} after a cd, where this check cannot see what it is"));
+            return Some((
+                Unknown,
+                format!("writes {target} after a cd, where this check cannot see what it is"),
+            ));
         }
         if let Some(link) = ancestors(target).skip(usize::from(own)).find(|a| self.linked.contains(a)) {
             let through = if link == normal(target) { String::new() } else { format!(" through {link}") };
-            return Some(format!(
-                "writes {target}{through}, which another command of this line may make a link"
+            return Some((
+                SideEffects,
+                format!("writes {target}{through}, which another command of this line may make a link"),
             ));
         }
         if !self.ws.inside(target) {
-            return Some(format!("writes outside the workspace ({target})"));
+            // The course's own destructive example: a write onto `/etc/`.
+            return Some((Destroys, format!("writes outside the workspace ({target})")));
         }
         if let Some(what) = self.ws.resolved(target).as_deref().and_then(steering_file) {
-            return Some(format!("writes {target}, a link to a file {what}"));
+            return Some((SideEffects, format!("writes {target}, a link to a file {what}")));
         }
         match how {
-            Write::Create => self.may_exist(target).then(|| format!("overwrites {target}")),
+            Write::Create => self.may_exist(target).then(|| (Destroys, format!("overwrites {target}"))),
             Write::Append => {
                 let plain = !self.mentioned.contains(target) && self.ws.plain_file(target);
-                (self.may_exist(target) && !plain)
-                    .then(|| format!("appends to {target}, which may be a link to another file"))
+                (self.may_exist(target) && !plain).then(|| {
+                    (SideEffects, format!("appends to {target}, which may be a link to another file"))
+                })
             }
             Write::Make => None,
         }
@@ -395,7 +452,7 @@ impl<'a> State<'a> {
         let key = command_key(&name, args);
         let folded = fold(&name);
         if DELETE_COMMANDS.contains(&folded.as_str()) {
-            self.push(Some(folded.clone()), format!("deletes files with '{folded}'"));
+            self.destroys(Some(folded.clone()), format!("deletes files with '{folded}'"));
             return self.steering_arguments(w);
         }
         if UNREADABLE.contains(&name.as_str())
@@ -419,7 +476,7 @@ impl<'a> State<'a> {
                     return;
                 }
                 if let Some(option) = unsafe_options.iter().find(|o| has_option(args, o)) {
-                    self.push(Some(key), format!("'{name} {option}' writes a file or runs a command"));
+                    self.effect(Some(key), format!("'{name} {option}' writes a file or runs a command"));
                     self.steering_arguments(w);
                 }
             }
@@ -433,7 +490,7 @@ impl<'a> State<'a> {
     fn assignment(&mut self, word: &str) {
         let name = word.split('=').next().unwrap_or(word).trim_end_matches('+');
         if !harmless_variable(name) {
-            self.push(
+            self.effect(
                 None,
                 format!("sets {name}, which can tell programs where to find code or what to run"),
             );
@@ -459,6 +516,7 @@ impl<'a> State<'a> {
         }
         Err(Finding {
             reason: format!("runs '{word}', a program or script this check cannot read"),
+            concern: Concern::Unknown,
             program: Some(word.to_string()),
         })
     }
@@ -468,7 +526,7 @@ impl<'a> State<'a> {
     fn steering_arguments(&mut self, w: Words<'_>) {
         let named: Vec<&'static str> = w.args().iter().filter_map(|a| mentions_steering(a)).collect();
         if let Some(what) = named.first() {
-            self.push(None, format!("names {what}"));
+            self.effect(None, format!("names {what}"));
         }
     }
 
@@ -583,7 +641,7 @@ impl<'a> State<'a> {
                 }
             }
             "time" if given(&["-o", "--output"]).is_some() => {
-                return self.push(Some(key.to_string()), "'time -o' writes a file");
+                return self.effect(Some(key.to_string()), "'time -o' writes a file");
             }
             _ => {}
         }
@@ -599,9 +657,9 @@ impl<'a> State<'a> {
             "flock" => {
                 // The lock file, created when missing, then a command or `-c SCRIPT`.
                 if let Some(lock) = args.get(start)
-                    && let Some(reason) = self.write_target(lock, Write::Make)
+                    && let Some((concern, reason)) = self.write_target(lock, Write::Make)
                 {
-                    self.push(Some(key.to_string()), format!("{reason} with 'flock'"));
+                    self.finding(concern, Some(key.to_string()), format!("{reason} with 'flock'"));
                 }
                 start += 1;
                 if matches!(args.get(start).map(String::as_str), Some("-c" | "--command")) {
@@ -726,7 +784,7 @@ impl<'a> State<'a> {
             // Whatever was allowed: git would take the workspace for a bare repository, whose
             // `config` (core.fsmonitor, diff.external) runs commands, now and in the user's own
             // git later.
-            return self.push(
+            return self.effect(
                 None,
                 format!(
                     "the workspace has no .git but has {name}, so git may take it for a repository whose configuration runs commands"
@@ -754,13 +812,13 @@ impl<'a> State<'a> {
                 | "--paginate"
                 | "--version"
                 | "-v" => i += 1,
-                "-c" => return self.push(None, "'git -c' sets configuration that can run commands"),
+                "-c" => return self.effect(None, "'git -c' sets configuration that can run commands"),
                 a if a.starts_with("--config-env") || a.starts_with("--exec-path") => {
-                    return self.push(None, format!("'git {a}' changes what git runs"));
+                    return self.effect(None, format!("'git {a}' changes what git runs"));
                 }
                 a if a == "-C" || a.starts_with("--git-dir") || a.starts_with("--work-tree") => {
                     let key = command_key("git", args);
-                    return self.push(
+                    return self.effect(
                         Some(key),
                         format!("'git {a}' uses another repository, whose configuration can run commands"),
                     );
@@ -775,14 +833,18 @@ impl<'a> State<'a> {
         let rest = args.get(i + 1..).unwrap_or_default();
         let key = Some(format!("git {sub}"));
         if !GIT_READS.contains(&sub) || !git_listing(sub, rest) {
-            let reason =
-                git_reason(sub, rest, |p| self.may_exist(p)).map(str::to_string).unwrap_or_else(|| {
-                    format!("'git {sub}' is not among the read-only git commands this check knows")
+            let (concern, reason) = git_reason(sub, rest, |p| self.may_exist(p))
+                .map(|(concern, reason)| (concern, reason.to_string()))
+                .unwrap_or_else(|| {
+                    (
+                        Concern::Unknown,
+                        format!("'git {sub}' is not among the read-only git commands this check knows"),
+                    )
                 });
-            self.push(key, reason);
+            self.finding(concern, key, reason);
             if git_writes_config(sub, rest) {
                 // Whatever is allowed, .git/config is asked about every time.
-                self.push(None, format!("'git {sub}' writes .git/config, which can make git run commands"));
+                self.effect(None, format!("'git {sub}' writes .git/config, which can make git run commands"));
             }
             return self.steering_arguments(w);
         }
@@ -791,10 +853,10 @@ impl<'a> State<'a> {
                 .push(key, format!("runs 'git {sub}' after a cd, in a repository this check cannot see"));
         }
         if has_option(rest, "--output") {
-            return self.push(key, format!("writes a file with 'git {sub} --output'"));
+            return self.effect(key, format!("writes a file with 'git {sub} --output'"));
         }
         if sub == "grep" && (has_option(rest, "-O") || has_option(rest, "--open-files-in-pager")) {
-            self.push(key, "'git grep -O' runs a pager command");
+            self.effect(key, "'git grep -O' runs a pager command");
         }
     }
 
@@ -823,9 +885,11 @@ impl<'a> State<'a> {
         let mut i = 1;
         while let Some(a) = w.get(i) {
             match a {
-                "-delete" => return self.push(Some(key.to_string()), "deletes files with 'find -delete'"),
+                "-delete" => {
+                    return self.destroys(Some(key.to_string()), "deletes files with 'find -delete'");
+                }
                 "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
-                    return self.push(Some(key.to_string()), format!("writes a file with 'find {a}'"));
+                    return self.effect(Some(key.to_string()), format!("writes a file with 'find {a}'"));
                 }
                 "-exec" | "-execdir" | "-ok" | "-okdir" => {
                     let command = w.from(i + 1);
@@ -862,14 +926,14 @@ impl<'a> State<'a> {
             return self.push(key, "'sed' has an option this check does not know");
         };
         if sed.in_place {
-            self.push(key, "edits files in place with 'sed -i'");
+            self.destroys(key, "edits files in place with 'sed -i'");
             return self.steering_arguments(w);
         }
         if sed.file {
             return self.push(key, "runs a sed script from a file this check does not read");
         }
         if sed.scripts.iter().any(|s| sed_runs_or_writes(s)) {
-            self.push(key, "the sed script runs commands or writes files (e, w)");
+            self.effect(key, "the sed script runs commands or writes files (e, w)");
         }
     }
 
@@ -918,7 +982,7 @@ impl<'a> State<'a> {
             }
             let program = w.get(p + 1).unwrap_or_default();
             if program.contains("system") || program.contains(['|', '>', '@']) {
-                return self.push(key, "the awk program can run commands or write files (system, |, >)");
+                return self.effect(key, "the awk program can run commands or write files (system, |, >)");
             }
         }
     }
@@ -963,19 +1027,20 @@ impl<'a> State<'a> {
             if self.harmless_device(&target, Write::Create) {
                 continue;
             }
-            if let Some(reason) = self.write_target_of(&target, Write::Make, true) {
-                self.push(
+            if let Some((concern, reason)) = self.write_target_of(&target, Write::Make, true) {
+                self.finding(
+                    concern,
                     steering_file(&target).map_or(Some(key.to_string()), |_| None),
                     format!("{reason} with 'cp'"),
                 );
             } else if self.may_exist(&target) {
                 if is_tree && recursive {
-                    self.push(
+                    self.destroys(
                         Some(key.to_string()),
                         format!("merges into {target}, which exists, with 'cp -r'"),
                     );
                 } else if !no_clobber {
-                    self.push(Some(key.to_string()), format!("overwrites {target} with 'cp'"));
+                    self.destroys(Some(key.to_string()), format!("overwrites {target} with 'cp'"));
                 }
             }
             self.made.insert(normal(&target));
@@ -1051,13 +1116,14 @@ impl<'a> State<'a> {
             targets.push((name, false));
         }
         for (link, _) in targets {
-            if let Some(reason) = self.write_target_of(&link, Write::Make, true) {
-                self.push(
+            if let Some((concern, reason)) = self.write_target_of(&link, Write::Make, true) {
+                self.finding(
+                    concern,
                     steering_file(&link).map_or(Some(key.to_string()), |_| None),
                     format!("{reason} with 'ln'"),
                 );
             } else if force && self.may_exist(&link) {
-                self.push(Some(key.to_string()), format!("replaces {link} with 'ln -f'"));
+                self.destroys(Some(key.to_string()), format!("replaces {link} with 'ln -f'"));
             }
             self.made.insert(normal(&link));
         }
@@ -1082,9 +1148,9 @@ impl<'a> State<'a> {
                 .push(Some(key.to_string()), format!("'{name}' has an option this check does not know"));
         };
         for target in &parsed.operands {
-            if let Some(reason) = self.write_target(target, Write::Make) {
+            if let Some((concern, reason)) = self.write_target(target, Write::Make) {
                 let program = steering_file(target).map_or(Some(key.to_string()), |_| None);
-                self.push(program, format!("{reason} with '{name}'"));
+                self.finding(concern, program, format!("{reason} with '{name}'"));
             }
             if name == "mkdir" {
                 self.dirs.insert(normal(target));
@@ -1104,9 +1170,9 @@ impl<'a> State<'a> {
         };
         let how = if parsed.has('a', "--append") { Write::Append } else { Write::Create };
         for target in &parsed.operands {
-            if let Some(reason) = self.write_target(target, how) {
+            if let Some((concern, reason)) = self.write_target(target, how) {
                 let program = steering_file(target).map_or(Some(key.to_string()), |_| None);
-                self.push(program, format!("{reason} with 'tee'"));
+                self.finding(concern, program, format!("{reason} with 'tee'"));
             }
         }
     }
@@ -1172,14 +1238,14 @@ impl<'a> State<'a> {
         }
         let archive = parsed.value('f', "--file");
         if archive.as_deref().is_some_and(|a| a.contains(':')) {
-            return self.push(key, "'tar -f HOST:FILE' runs a remote shell");
+            return self.effect(key, "'tar -f HOST:FILE' runs a remote shell");
         }
         if create
             && let Some(archive) = archive.filter(|a| a != "-")
-            && let Some(reason) = self.write_target(&archive, Write::Create)
+            && let Some((concern, reason)) = self.write_target(&archive, Write::Create)
         {
             let program = steering_file(&archive).map_or(key, |_| None);
-            self.push(program, format!("{reason} with 'tar -c'"));
+            self.finding(concern, program, format!("{reason} with 'tar -c'"));
         }
     }
 
@@ -1202,7 +1268,7 @@ impl<'a> State<'a> {
             }
         }
         if operands > 1 {
-            self.push(Some(key.to_string()), format!("'{name}' writes its output to its second file"));
+            self.effect(Some(key.to_string()), format!("'{name}' writes its output to its second file"));
         }
     }
 
@@ -1211,7 +1277,7 @@ impl<'a> State<'a> {
     fn test(&mut self, name: &str, w: Words<'_>) {
         let args = w.args();
         if args.iter().any(|a| a == "-v" || a == "-R") {
-            return self.push(
+            return self.effect(
                 None,
                 format!("'{name} -v' makes bash evaluate a name, where a value can run a command"),
             );
@@ -1288,7 +1354,7 @@ impl<'a> State<'a> {
                 !harmless_variable(n) || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             }) {
                 return self
-                    .push(None, format!("'read' sets {name}, which can tell programs where to find code"));
+                    .effect(None, format!("'read' sets {name}, which can tell programs where to find code"));
             }
             i += 1;
         }
@@ -1712,11 +1778,16 @@ fn git_writes_config(sub: &str, rest: &[String]) -> bool {
     }
 }
 
-/// The course's reasons for git subcommands that lose work or change what later commands run.
-fn git_reason(sub: &str, rest: &[String], may_exist: impl Fn(&str) -> bool) -> Option<&'static str> {
+/// The course's reasons for git subcommands that lose work or change what later commands run,
+/// with their [`Concern`]: most lose work; `config`, `archive` and `bundle` write without.
+fn git_reason(
+    sub: &str,
+    rest: &[String],
+    may_exist: impl Fn(&str) -> bool,
+) -> Option<(Concern, &'static str)> {
     let flag = |short: char, long: &[&str]| has_flag(rest, short, long);
     let has = |word: &str| rest.iter().any(|a| a == word);
-    Some(match sub {
+    let reason = match sub {
         "clean" if !flag('n', &["--dry-run"]) => "deletes untracked files with 'git clean'",
         "checkout"
             if has("--")
@@ -1746,12 +1817,15 @@ fn git_reason(sub: &str, rest: &[String], may_exist: impl Fn(&str) -> bool) -> O
             "deletes or overwrites branches with 'git branch -D'"
         }
         "rm" if !has("--cached") => "deletes files with 'git rm'",
-        "config" => "changes git configuration, which can run commands later",
+        "config" => {
+            return Some((Concern::SideEffects, "changes git configuration, which can run commands later"));
+        }
         "apply" => "edits files with 'git apply'",
-        "archive" => "writes an archive with 'git archive'",
-        "bundle" => "writes a bundle with 'git bundle'",
+        "archive" => return Some((Concern::SideEffects, "writes an archive with 'git archive'")),
+        "bundle" => return Some((Concern::SideEffects, "writes a bundle with 'git bundle'")),
         _ => return None,
-    })
+    };
+    Some((Concern::Destroys, reason))
 }
 
 /// `true` when `args` has the short flag `short` (alone or in a cluster; `'\0'` for none) or

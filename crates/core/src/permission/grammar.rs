@@ -151,7 +151,7 @@ impl fmt::Display for Unread {
                 "holds the character U+{:04X}, which sh and this check could read differently",
                 u32::from(*c)
             ),
-            Unread::Syntax => write!(f, "cannot be parsed (a syntax error), so it is treated as destructive"),
+            Unread::Syntax => write!(f, "cannot be parsed (a syntax error), so what it does cannot be known"),
             Unread::Holds(what) => write!(f, "holds {what}"),
         }
     }

@@ -76,7 +76,7 @@ use crate::workspace::Workspace;
 
 pub use crate::tools::bash::deny::{DENY_LIST, deny_list_match};
 pub use classify::{
-    DELETE_COMMANDS, Finding, REPOSITORY_NAMES, Surroundings, Unknown, classify, command_key, judge,
+    Concern, DELETE_COMMANDS, Finding, REPOSITORY_NAMES, Surroundings, Unknown, classify, command_key, judge,
     repository_file, steering_file,
 };
 pub use grammar::{MAX_COMMAND_LEN, MAX_NESTING, Redirect, Script, SimpleCommand, Unread, parse};
@@ -132,9 +132,11 @@ pub enum Verdict {
 ///
 /// - [`Subject::Command`] (`bash`): a command matching the [`DENY_LIST`] → `Deny("Permission
 ///   denied by deny list")`; one that [`judge()`] finds reasons against → `Ask` with the text
-///   `Destructive command (REASON; REASON…): COMMAND`, the whole command (the prompt shows it
-///   wrapped, never cut), and as [`Question::always`] the programs of the findings when every
-///   finding names one (see [`session`](mod@session)).
+///   `KIND (REASON; REASON…): COMMAND`, where KIND is the most serious finding's
+///   ([`Concern::question`]: `Destructive command` for `rm x`, `Unknown command` for
+///   `python3 x.py`, `Command with side effects` for `git log --output=v`), the whole command
+///   (the prompt shows it wrapped, never cut), and as [`Question::always`] the programs of the
+///   findings when every finding names one (see [`session`](mod@session)).
 /// - [`Subject::WrittenPath`] (`write_file`, `edit_file`) that steers later runs
 ///   ([`steering_file`]: `.env`, anything under `.git`), as given or once its symlinks are
 ///   followed → `Ask("Writes a file that steers later runs (WHAT): PATH (TOOL)")`, never with
@@ -168,8 +170,11 @@ pub fn check_tool_call(call: &ToolCall, ws: &dyn Surroundings) -> Verdict {
                     }
                 }
             }
+            // The question names what is known: destructive only when a finding destroys
+            // something; a program the check does not know is unknown, not destructive.
+            let concern = findings.iter().map(|f| f.concern).min().unwrap_or(Concern::Unknown);
             Verdict::Ask(Question::new(
-                format!("Destructive command ({})", reasons.join("; ")),
+                format!("{} ({})", concern.question(), reasons.join("; ")),
                 command,
                 always,
             ))

@@ -582,9 +582,12 @@ impl MessageAccumulator {
         };
         let ended = message.stop_reason.is_some() && !self.blocks.iter().any(|b| b.open);
         if !self.stopped && !ended {
+            let blocks = match self.blocks.len() {
+                1 => "1 content block".to_owned(),
+                n => format!("{n} content blocks"),
+            };
             return Err(ApiError::Incomplete(format!(
-                "the stream ended before message_stop, after {} content block(s)",
-                self.blocks.len()
+                "the stream ended before message_stop, after {blocks}"
             )));
         }
         let truncated = message.stop_reason == Some(StopReason::MaxTokens);

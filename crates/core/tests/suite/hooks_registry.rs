@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use agent_core::approve::{Approver, FixedApprover};
 use agent_core::dispatch::{ToolCall, ToolOutcome};
 use agent_core::events::{Event, Events};
-use agent_core::extension::{Decision, Extension};
+use agent_core::extension::{Decision, Extension, Shared};
 use agent_core::hooks::{
-    HookContext, HookError, HookEvent, HookOutcome, HookRegistry, HookSet, course_hooks, course_hooks_with,
-    log_args,
+    HookContext, HookError, HookEvent, HookOutcome, HookRegistry, HookSet, ScopedHooks, course_hooks,
+    course_hooks_with, log_args,
 };
 use agent_core::messages::MessagesResponse;
 use agent_core::test_util::{text, tool_call};
@@ -382,4 +382,35 @@ fn an_outside_grant_is_used_once() {
     let granted = ws.open_path(&path).unwrap();
     assert_eq!(granted.given(), path);
     assert!(matches!(ws.open_path(&path), Err(WorkspaceError::Escapes(_))), "used up");
+}
+
+/// A registry shared with another agent (course s06's child runs the parent's hooks): through
+/// [`ScopedHooks`] the hooks' lines go to that agent's listener and its `Stop` counts its own
+/// calls; the owner's lines stay the owner's, and its count covers both.
+#[test]
+fn a_shared_registry_prints_to_the_agent_that_runs_it() {
+    let (parent, parent_lines) = capture();
+    let (child, child_lines) = capture();
+    let hooks = Shared::new(course_hooks(
+        parent,
+        Box::new(FixedApprover(true)),
+        Arc::new(Ws(|p: &str| !p.starts_with('/'))),
+        "/ws".into(),
+    ));
+    let mut scoped = ScopedHooks::new(hooks.clone(), child);
+    let ls = call("c1", "bash", json!({"command": "ls"}));
+    assert_eq!(scoped.pre_tool_use(&ls), Decision::Continue);
+    scoped.post_tool_use(&ls, &mut ToolOutcome::ok("a.txt"));
+    assert_eq!(scoped.stop(&final_response()), None);
+    assert_eq!(scoped.tool_calls(), 1);
+    assert_eq!(taken(&child_lines), ["[HOOK] bash(ls)", "[HOOK] Stop: session used 1 tool call"]);
+    assert!(taken(&parent_lines).is_empty(), "nothing of the child's on the parent's listener");
+
+    let mut owner = hooks.clone();
+    let cat = call("p1", "bash", json!({"command": "cat a.txt"}));
+    assert_eq!(owner.pre_tool_use(&cat), Decision::Continue);
+    owner.post_tool_use(&cat, &mut ToolOutcome::ok("x"));
+    assert_eq!(owner.stop(&final_response()), None);
+    assert_eq!(taken(&parent_lines), ["[HOOK] bash(cat a.txt)", "[HOOK] Stop: session used 2 tool calls"]);
+    assert!(taken(&child_lines).is_empty());
 }

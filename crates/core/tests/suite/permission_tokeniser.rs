@@ -612,25 +612,34 @@ fn reasons_say_why() {
     assert_eq!(reason("echo x > v"), "Destructive command (overwrites v with '>'): echo x > v");
     assert_eq!(
         reason("$X v"),
-        "Destructive command (holds a variable ($NAME or ${…}), whose value is only known when it runs): $X v"
+        "Unknown command (holds a variable ($NAME or ${…}), whose value is only known when it runs): $X v"
     );
     assert_eq!(
         reason("echo 'x"),
-        "Destructive command (cannot be parsed (a syntax error), so it is treated as destructive): echo 'x"
+        "Unknown command (cannot be parsed (a syntax error), so what it does cannot be known): echo 'x"
     );
     assert_eq!(
         reason("python3 x.py"),
-        "Destructive command (runs 'python3', which is not on the list of known programs): python3 x.py"
+        "Unknown command (runs 'python3', which is not on the list of known programs): python3 x.py"
     );
     assert_eq!(
         reason("echo x | sort -uo .env"),
-        "Destructive command ('sort -o' writes a file or runs a command; names .env): echo x | sort -uo .env"
+        "Command with side effects ('sort -o' writes a file or runs a command; names .env): echo x | sort -uo .env"
     );
     assert_eq!(
         reason("git log --output=v"),
-        "Destructive command (writes a file with 'git log --output'): git log --output=v"
+        "Command with side effects (writes a file with 'git log --output'): git log --output=v"
     );
-    // Every reason, in order, once.
+    // Destructive only when something is known to be destroyed.
+    assert_eq!(
+        reason("git reset --hard"),
+        "Destructive command (discards uncommitted changes with 'git reset --hard'): git reset --hard"
+    );
+    assert_eq!(
+        reason("echo x > /etc/motd"),
+        "Destructive command (writes outside the workspace (/etc/motd) with '>'): echo x > /etc/motd"
+    );
+    // Every reason, in order, once; the question names the most serious.
     assert_eq!(
         reason("python3 a.py; rm v; python3 b.py"),
         "Destructive command (runs 'python3', which is not on the list of known programs; deletes files with 'rm'): python3 a.py; rm v; python3 b.py"
@@ -642,7 +651,7 @@ fn reasons_say_why() {
     let Verdict::Ask(q) = verdict(&ws, "python3 a.py && cargo test") else { panic!("asks") };
     assert_eq!(
         q.reason,
-        "Destructive command (runs 'python3', which is not on the list of known programs; runs 'cargo', which is not on the list of known programs)"
+        "Unknown command (runs 'python3', which is not on the list of known programs; runs 'cargo', which is not on the list of known programs)"
     );
     assert_eq!(q.subject, "python3 a.py && cargo test");
     assert_eq!(q.always, ["python3", "cargo test"]);
