@@ -237,12 +237,25 @@ impl TypedTool for TeamTool {
     }
 
     async fn run(self: Arc<Self>, args: TeamArgs) -> Result<String, ToolError> {
+        // Mail to a teammate: the serving loop waits for its answer.
+        let addressee = match self.kind {
+            TeamToolKind::Send => args.to.clone(),
+            TeamToolKind::Shutdown | TeamToolKind::RequestPlan => args.teammate.clone(),
+            TeamToolKind::ReviewPlan => {
+                args.request_id.as_deref().and_then(|id| self.runtime.state().request(id)).map(|r| r.sender)
+            }
+            _ => None,
+        };
         if self.kind == TeamToolKind::Spawn {
             // Starts a task on this runtime: not on the blocking pool.
             return self.work(args);
         }
         let tool = Arc::clone(&self);
-        agent_core::dispatch::run_blocking(self.kind.name(), move || tool.work(args)).await
+        let result = agent_core::dispatch::run_blocking(self.kind.name(), move || tool.work(args)).await;
+        if let Some(to) = &addressee {
+            self.runtime.owe(to);
+        }
+        result
     }
 }
 

@@ -28,7 +28,7 @@ use agent_core::hooks::{self, HookRegistry, HookSet, InsideWorkspace};
 use agent_core::model::{Model, ReplayModel};
 use agent_core::permission::{AlwaysAllowed, SessionApprover};
 use agent_core::tools::ToolOptions;
-use agent_core::turns::{AutoTurn, TurnSender};
+use agent_core::turns::{AutoTurn, Expecting, TurnSender};
 use agent_core::wording::DenyList;
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
@@ -105,6 +105,10 @@ pub struct TeamRuntime {
     idle_scan: Duration,
     /// The loops of the teammates spawned in this run, by name, to end them.
     loops: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// A promise of an event per teammate the Lead has just sent mail to, kept until the
+    /// teammate has read it: `-p` and `--demo` must not end between a shutdown request and its
+    /// acknowledgement.
+    owed: Mutex<HashMap<String, Expecting>>,
 }
 
 impl TeamRuntime {
@@ -164,6 +168,7 @@ impl TeamRuntime {
             wake_queued: AtomicBool::new(false),
             idle_scan: IDLE_SCAN_INTERVAL,
             loops: Mutex::default(),
+            owed: Mutex::default(),
         });
         let state = Arc::clone(&runtime.state);
         agent_core::process::before_terminate_exit(move || release_everyone(&state));
@@ -273,6 +278,23 @@ impl TeamRuntime {
                 self.wake_queued.store(false, Ordering::SeqCst);
             }
         }
+    }
+
+    /// The Lead has sent mail to teammate `to`: until `to` has read it ([`TeamRuntime::settle`]),
+    /// the serving loop waits for what it will answer.
+    pub fn owe(&self, to: &str) {
+        if self.state.is_active(to) {
+            let promise = self.turns.expect();
+            self.owed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(to.to_owned(), promise);
+        }
+    }
+
+    /// Teammate `name` has read its mail (and sent what it answers at once).
+    pub fn settle(&self, name: &str) {
+        self.owed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(name);
     }
 
     /// The queued wake turn has started: the next mail queues another.
@@ -421,6 +443,7 @@ impl Drop for Leaving {
             );
         }
         state.unregister_teammate(&self.name);
+        self.runtime.settle(&self.name);
         self.runtime.loops.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.name);
         self.runtime.say(Level::Info, &format!("  [teammate] {} finished", self.name));
     }

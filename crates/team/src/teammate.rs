@@ -88,6 +88,13 @@ impl TeamRuntime {
     /// ends the batch; a plan decision is applied or ignored; `plan_request` and anything else
     /// become notices.
     pub fn handle_inbox(&self, name: &str, mail: &[Mail]) -> Inbox {
+        let inbox = self.answer_mail(name, mail);
+        self.settle(name);
+        inbox
+    }
+
+    /// [`TeamRuntime::handle_inbox`] before the Lead's promise is settled.
+    fn answer_mail(&self, name: &str, mail: &[Mail]) -> Inbox {
         let mut inbox = Inbox::default();
         for message in mail {
             match message.kind.as_str() {
@@ -121,6 +128,10 @@ impl TeamRuntime {
     /// counts as empty (its lines stay for the next read).
     fn read_inbox(&self, name: &str) -> Inbox {
         match self.state().bus().read_inbox(name) {
+            Ok(mail) if mail.is_empty() => {
+                self.settle(name);
+                Inbox::default()
+            }
             Ok(mail) => self.handle_inbox(name, &mail),
             Err(e) => {
                 self.say(Level::Warning, &format!("[{name}] cannot read its mailbox: {e}"));
@@ -244,6 +255,8 @@ impl Teammate {
                 }
                 continue;
             }
+            // Nothing came: nothing the Lead sent is still unread.
+            self.runtime.settle(&self.name);
             let task = match state.claim_next_task(&self.name) {
                 Ok(Some(task)) => task,
                 Ok(None) => continue,
