@@ -349,11 +349,9 @@ impl TeamRuntime {
             let claimed = match self.state.claim_task(&id_value, name) {
                 Ok(claim) if claim.is_claimed() => None,
                 Ok(claim) => Some(claim.to_string()),
-                Err(e) => Some(tasks::owners::error_text(
-                    &e,
-                    &id_value,
-                    tasks::owners::NotFoundWording::Capitalised,
-                )),
+                // The course catches the exception itself here: a missing task is CPython's
+                // `[Errno 2] No such file or directory: '…'`, not the tools' `Task {id} not found`.
+                Err(e) => Some(format!("Error: {e}")),
             };
             if let Some(why) = claimed {
                 self.state.unregister_teammate(name);
