@@ -114,6 +114,19 @@ fn shutdown(id: &str, teammate: &str) -> Step {
     fixed(reply::tool_uses(&[(id, "request_shutdown", json!({"teammate": teammate}))]))
 }
 
+/// A Lead that spawns one teammate with `spawn` (the tool's input), ends its turn, and shuts
+/// the teammate down at the first wake.
+fn lead_spawning(spawn: Value) -> Vec<Step> {
+    let name = spawn["name"].as_str().unwrap_or_default().to_owned();
+    vec![
+        fixed(reply::tool_uses(&[("s1", "spawn_teammate", spawn)])),
+        fixed(reply::text("Spawned.")),
+        shutdown("x1", &name),
+        fixed(reply::text("Stopping.")),
+        fixed(reply::text("Done.")),
+    ]
+}
+
 #[test]
 fn the_demo_runs_offline_and_shows_a_plan_approval_an_auto_claim_and_a_shutdown() {
     let ws = tempfile::tempdir().unwrap();
@@ -196,20 +209,7 @@ fn test_teammate_emits_result_then_idle_and_shuts_down() {
     write_task(ws.path(), "task_0000bbbb", "Blocker", &[]);
     write_task(ws.path(), "task_0000cccc", "Do not claim before mailbox delivery", &["task_0000bbbb"]);
     let server = team_server(vec![
-        (
-            "lead",
-            vec![
-                fixed(reply::tool_uses(&[(
-                    "s1",
-                    "spawn_teammate",
-                    json!({"name": "alice", "role": "backend", "prompt": "Inspect auth."}),
-                )])),
-                fixed(reply::text("Spawned.")),
-                shutdown("x1", "alice"),
-                fixed(reply::text("Shutting down.")),
-                fixed(reply::text("All done.")),
-            ],
-        ),
+        ("lead", lead_spawning(json!({"name": "alice", "role": "backend", "prompt": "Inspect auth."}))),
         ("alice", vec![fixed(reply::text("Task complete."))]),
     ]);
     let (status, out) = run(ws.path(), &server, "inspect");
@@ -335,17 +335,7 @@ fn test_s13_teammate_does_not_continue_with_an_empty_tool_result_turn() {
     let server = team_server(vec![
         (
             "lead",
-            vec![
-                fixed(reply::tool_uses(&[(
-                    "s1",
-                    "spawn_teammate",
-                    json!({"name": "alice", "role": "reviewer", "prompt": "inspect the repository"}),
-                )])),
-                fixed(reply::text("Spawned.")),
-                shutdown("x1", "alice"),
-                fixed(reply::text("Stopping.")),
-                fixed(reply::text("Done.")),
-            ],
+            lead_spawning(json!({"name": "alice", "role": "reviewer", "prompt": "inspect the repository"})),
         ),
         ("alice", vec![fixed(empty_tool_use)]),
     ]);
@@ -371,17 +361,7 @@ fn test_s13_teammate_executes_a_real_tool_call_when_stop_reason_disagrees() {
     let server = team_server(vec![
         (
             "lead",
-            vec![
-                fixed(reply::tool_uses(&[(
-                    "s1",
-                    "spawn_teammate",
-                    json!({"name": "alice", "role": "reviewer", "prompt": "inspect the repository"}),
-                )])),
-                fixed(reply::text("Spawned.")),
-                shutdown("x1", "alice"),
-                fixed(reply::text("Stopping.")),
-                fixed(reply::text("Done.")),
-            ],
+            lead_spawning(json!({"name": "alice", "role": "reviewer", "prompt": "inspect the repository"})),
         ),
         ("alice", vec![fixed(disagreeing), fixed(reply::text("No tasks yet."))]),
     ]);

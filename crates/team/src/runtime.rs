@@ -22,7 +22,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_cli::chapter::{ApprovalArgs, Setup};
-use agent_core::error::ApiError;
 use agent_core::events::{Events, Level, line};
 use agent_core::hooks::{self, HookRegistry, HookSet, InsideWorkspace};
 use agent_core::model::{Model, ReplayModel};
@@ -53,29 +52,6 @@ pub const WAKE_SOURCE: &str = "team";
 /// The seed of the request ids in the offline demo: its recorded Lead reviews the plan by the
 /// id the teammate's `submit_plan` drew.
 pub const DEMO_REQUEST_SEED: u64 = 13;
-
-/// The Anthropic Python SDK's name for `error`, as the course's `{Type}: {e}` shows it.
-pub fn error_type(error: &ApiError) -> &'static str {
-    match error {
-        ApiError::Api { status, .. } | ApiError::Http { status, .. } => match status {
-            400 => "BadRequestError",
-            401 => "AuthenticationError",
-            403 => "PermissionDeniedError",
-            404 => "NotFoundError",
-            409 => "ConflictError",
-            413 => "RequestTooLargeError",
-            422 => "UnprocessableEntityError",
-            429 => "RateLimitError",
-            529 => "OverloadedError",
-            s if *s >= 500 => "InternalServerError",
-            _ => "APIStatusError",
-        },
-        ApiError::Transport(_) => "APIConnectionError",
-        ApiError::IdleTimeout(_) | ApiError::Deadline(_) => "APITimeoutError",
-        ApiError::AfterOutput(inner) => error_type(inner),
-        _ => "APIError",
-    }
-}
 
 /// Where teammates' models come from.
 enum Models {

@@ -202,7 +202,7 @@ impl Teammate {
         let last = match result {
             Ok(last) => last,
             Err(e) => {
-                let text = format!("{}: {e}", crate::runtime::error_type(&e));
+                let text = format!("{}: {e}", agent_core::error::sdk_error_type(&e));
                 self.runtime.send(&self.name, LEAD, &text, "error", Map::new());
                 return Phase::Stop;
             }
