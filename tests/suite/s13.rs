@@ -672,3 +672,84 @@ fn help_creates_nothing() {
     assert!(out.status.success());
     assert_eq!(fs::read_dir(ws.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn team_and_inbox_show_the_team_and_q_gives_every_task_back() {
+    let ws = tempfile::tempdir().unwrap();
+    write_task(ws.path(), "task_0000aaaa", "Review auth", &[]);
+    let server = team_server(vec![
+        (
+            "lead",
+            vec![
+                fixed(reply::tool_uses(&[(
+                    "s1",
+                    "spawn_teammate",
+                    json!({"name": "alice", "role": "reviewer", "prompt": "Review it.", "task_id": "task_0000aaaa"}),
+                )])),
+                fixed(reply::tool_uses(&[(
+                    "m1",
+                    "send_message",
+                    json!({"to": "alice", "content": "Check the tokens too."}),
+                )])),
+                fixed(reply::text("alice is on it.")),
+            ],
+        ),
+        // alice's model is slow: she is still at work when you look.
+        ("alice", vec![fixed(reply::text("Reviewed.").delayed(std::time::Duration::from_secs(60)))]),
+    ]);
+    let mut s = e2e::pty_chapter("s13", ws.path(), &server.base_url());
+    s.exp_string("s13 >> ").unwrap();
+    s.send_line("review auth").unwrap();
+    s.exp_string("alice is on it.").unwrap();
+    s.exp_string("s13 >> ").unwrap();
+    s.send_line("/team").unwrap();
+    s.exp_string("alice: working  task: task_0000aaaa (Review auth)  cwd: ").unwrap();
+    s.send_line("/inbox").unwrap();
+    s.exp_string("alice: 1 message(s)").unwrap();
+    s.exp_string("[message] lead: Check the tokens too.").unwrap();
+    assert_eq!(task(ws.path(), "task_0000aaaa")["owner"], "alice");
+    s.send_line("q").unwrap();
+    s.exp_string("[teammate] alice finished").unwrap();
+    s.exp_eof().unwrap();
+    let released = task(ws.path(), "task_0000aaaa");
+    assert_eq!((released["status"].as_str(), released["owner"].clone()), (Some("pending"), Value::Null));
+}
+
+#[test]
+fn a_teammate_is_refused_where_the_lead_would_be_asked() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("notes.txt"), "keep me\n").unwrap();
+    write_task(ws.path(), "task_0000aaaa", "Tidy up", &[]);
+    let server = team_server(vec![
+        (
+            "lead",
+            lead_spawning(
+                json!({"name": "alice", "role": "cleaner", "prompt": "Tidy up.", "task_id": "task_0000aaaa"}),
+            ),
+        ),
+        (
+            "alice",
+            vec![
+                fixed(reply::tool_uses(&[
+                    ("b1", "bash", json!({"command": "rm notes.txt"})),
+                    ("w1", "write_file", json!({"path": "../outside.txt", "content": "x"})),
+                    ("b2", "bash", json!({"command": "sudo ls"})),
+                ])),
+                fixed(reply::text("I need the Lead for those.")),
+            ],
+        ),
+    ]);
+    let (status, out) = run(ws.path(), &server, "tidy");
+    assert!(status.success(), "{out}");
+    assert_eq!(
+        last_results(&bodies_of(&server, "alice")[1]),
+        [
+            "Permission required: ask Lead to run this command.",
+            "Permission required: path is outside the workspace.",
+            "Permission denied by deny list: sudo",
+        ]
+    );
+    assert_eq!(fs::read_to_string(ws.path().join("notes.txt")).unwrap(), "keep me\n");
+    assert!(!ws.path().parent().unwrap().join("outside.txt").exists());
+    assert!(!out.contains("Allow? [y/N]"), "{out}");
+}
