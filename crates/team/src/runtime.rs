@@ -79,8 +79,6 @@ pub struct TeamRuntime {
     /// A wake turn is queued and has not started: no second one is queued.
     wake_queued: AtomicBool,
     idle_scan: Duration,
-    /// The loops of the teammates spawned in this run, by name, to end them.
-    loops: Mutex<HashMap<String, tokio::task::AbortHandle>>,
     /// A promise of an event per teammate the Lead has just sent mail to, kept until the
     /// teammate has read it: `-p` and `--demo` must not end between a shutdown request and its
     /// acknowledgement.
@@ -143,7 +141,6 @@ impl TeamRuntime {
             turns: setup.turns.clone(),
             wake_queued: AtomicBool::new(false),
             idle_scan: IDLE_SCAN_INTERVAL,
-            loops: Mutex::default(),
             owed: Mutex::default(),
         });
         let state = Arc::clone(&runtime.state);
@@ -348,7 +345,8 @@ impl TeamRuntime {
     /// Runs `teammate`'s loop as a task; whatever ends it, [`Leaving`] gives its task back.
     fn start_loop(self: &Arc<Self>, name: &str, teammate: Teammate) {
         let leaving = Leaving { runtime: Arc::clone(self), name: name.to_owned() };
-        let task = tokio::spawn(async move {
+        // Detached: the runtime drops it on exit, and leaving gives its task back then.
+        drop(tokio::spawn(async move {
             let leaving = leaving;
             if let Err(panic) = AssertUnwindSafe(teammate.run()).catch_unwind().await {
                 let why = panic
@@ -358,21 +356,7 @@ impl TeamRuntime {
                     .unwrap_or_else(|| "the loop panicked".to_owned());
                 leaving.runtime.send(&leaving.name, LEAD, &format!("panic: {why}"), "error", Map::new());
             }
-        });
-        self.loops
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(name.to_owned(), task.abort_handle());
-    }
-
-    /// Ends every teammate's loop now (the harness is exiting): each gives its task back.
-    pub fn end_all(&self) {
-        let loops: Vec<_> =
-            self.loops.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain().collect();
-        for (_, handle) in loops {
-            handle.abort();
-        }
-        release_everyone(&self.state);
+        }));
     }
 }
 
@@ -418,7 +402,6 @@ impl Drop for Leaving {
         }
         state.unregister_teammate(&self.name);
         self.runtime.settle(&self.name);
-        self.runtime.loops.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.name);
         self.runtime.say(Level::Info, &format!("  [teammate] {} finished", self.name));
     }
 }
