@@ -154,6 +154,30 @@ impl TeamState {
         Ok(cwd)
     }
 
+    /// Where a teammate's workspace tools (`bash`, `read_file`, `write_file`, `edit_file`,
+    /// `glob`) run, or the tool result that refuses them: a teammate works only inside a
+    /// claimed task (the course's `TeammateRuntime.current_cwd`).
+    ///
+    /// # Errors
+    /// `Error: Claim a Task before using workspace tools.` without a lease;
+    /// `Error: Invalid task assignment: {error}` when [`TeamState::assignment_cwd`] fails.
+    pub fn teammate_cwd(&self, name: &str) -> Result<PathBuf, String> {
+        if self.lease_of(name).is_none() {
+            return Err("Error: Claim a Task before using workspace tools.".to_owned());
+        }
+        self.assignment_cwd(name).map_err(|e| format!("Error: Invalid task assignment: {e}"))
+    }
+
+    /// Where the Lead's workspace tools run (the course's `_agent_cwd`): the workspace, or the
+    /// worktree of the task the Lead itself claimed as `agent`.
+    ///
+    /// # Errors
+    /// `Error: Invalid task assignment: {error}`.
+    pub fn lead_cwd(&self) -> Result<PathBuf, String> {
+        self.assignment_cwd(crate::state::LEAD_OWNER)
+            .map_err(|e| format!("Error: Invalid task assignment: {e}"))
+    }
+
     /// Ends `owner`'s lease at a turn boundary when its task is completed and still owned by
     /// it (the course's `release_completed_assignment`): a new assignment version, the gate back
     /// to `not_required`. Returns whether a lease was released.

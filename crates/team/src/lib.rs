@@ -30,6 +30,11 @@
 //! `  [claim] …`, `  [protocol] req_123456 -> approved`, `  [worktree] created: …`) as an
 //! [`agent_core::events::Event::Line`] on the team's listener.
 //!
+//! Every method that touches files or Git blocks (the task store's `flock`, `git` for up to 30
+//! seconds): an async caller runs it on the blocking pool
+//! (`agent_core::dispatch::run_blocking`). Only [`bus::MessageBus::wait_for_messages`] is async,
+//! so an idle teammate sleeps on the runtime without holding a thread.
+//!
 //! Key insight (course s13): teammates coordinate through files and typed messages the runtime
 //! reads, not through the model's context; a worktree changes where a task's tools run, and is
 //! not a sandbox.

@@ -864,6 +864,59 @@ fn test_stale_lease_fails_closed() -> TestResult {
 }
 
 #[test]
+fn test_teammate_workspace_tools_require_a_claimed_task() -> TestResult {
+    let f = Fixture::git()?;
+    f.team.register_teammate("alice", false)?;
+    assert_eq!(
+        f.team.teammate_cwd("alice"),
+        Err("Error: Claim a Task before using workspace tools.".to_owned())
+    );
+    assert_eq!(f.team.lead_cwd(), Ok(f.team.workspace().root().to_owned()));
+    let task = f.create("Implement auth")?;
+    f.create_worktree("auth", &task);
+    f.claim(&task, "alice")?;
+    assert_eq!(f.team.teammate_cwd("alice"), Ok(f.worktree("auth")));
+    git(f.root(), &["worktree", "remove", "--force", &f.worktree("auth").display().to_string()])?;
+    assert_eq!(
+        f.team.teammate_cwd("alice"),
+        Err("Error: Invalid task assignment: worktree 'auth' is not registered with Git".to_owned())
+    );
+    Ok(())
+}
+
+#[test]
+fn teammates_are_listed_by_name_with_their_state() -> TestResult {
+    let f = Fixture::new()?;
+    assert_eq!(f.team.list_teammates(), "No active teammates.");
+    f.team.register_teammate("bob", false)?;
+    f.team.register_teammate("alice", true)?;
+    f.team.send_plan_submission("alice", "plan")?;
+    assert_eq!(f.team.list_teammates(), "alice: waiting_approval\nbob: working");
+    f.team.unregister_teammate("alice");
+    assert_eq!(f.team.list_teammates(), "bob: working");
+    assert!(f.team.register_teammate(&"x".repeat(65), false).is_err());
+    Ok(())
+}
+
+#[test]
+fn request_ids_are_six_digits_and_unique_among_requests() -> TestResult {
+    let f = Fixture::new()?;
+    f.team.register_teammate("alice", false)?;
+    let ids: Vec<String> = (0..200).map(|_| f.team.request_shutdown("alice")).collect::<Result<_, _>>()?;
+    for id in &ids {
+        let digits = id.strip_prefix("req_").unwrap_or_default();
+        assert!(digits.len() == 6 && digits.bytes().all(|b| b.is_ascii_digit()), "{id}");
+    }
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len());
+    assert_eq!(
+        f.team.request_shutdown("ghost").map_err(|e| e.to_string()),
+        Err("Teammate 'ghost' is not active".to_owned())
+    );
+    Ok(())
+}
+
+#[test]
 fn test_release_teammate_assignment_returns_the_task_to_the_board() -> TestResult {
     let f = Fixture::new()?;
     let task = f.create("Refactor auth")?;
@@ -1109,5 +1162,24 @@ fn worktree_names_are_checked_before_anything_runs() -> TestResult {
     let removed = f.team.remove_worktree("ok", false).map(|r| r.to_string());
     assert!(matches!(removed, Err(RemoveError::Unregistered(_))), "{removed:?}");
     assert!(matches!(f.team.create_worktree("ok", &json!(5)), Err(CreateError::InvalidTaskId(_))));
+    Ok(())
+}
+
+#[test]
+fn a_linked_worktrees_folder_is_refused_before_git_runs() -> TestResult {
+    let f = Fixture::git()?;
+    let task = f.create("t")?;
+    let outside = tempfile::tempdir()?;
+    std::os::unix::fs::symlink(outside.path(), f.root().join(".worktrees"))?;
+    assert_eq!(f.create_worktree("auth", &task), "Error: Worktree path escapes directory: 'auth'");
+
+    fs::remove_file(f.root().join(".worktrees"))?;
+    fs::create_dir(f.root().join("docs"))?;
+    std::os::unix::fs::symlink("docs", f.root().join(".worktrees"))?;
+    let refused = f.create_worktree("auth", &task);
+    assert!(refused.starts_with("Error: .worktrees in the workspace is a symbolic link"), "{refused}");
+    assert!(!branch_exists(f.root(), "wt/auth")?, "nothing was made");
+    assert_eq!(fs::read_dir(f.root().join("docs"))?.count(), 0);
+    assert_eq!(f.load(&task)?.worktree(), None);
     Ok(())
 }
