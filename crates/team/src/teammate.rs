@@ -233,8 +233,10 @@ impl Teammate {
         loop {
             // Promise an event only while one can still come without the Lead: a ready task
             // this teammate may claim, or a plan waiting for review.
-            let owed = state.plan_gate(&self.name) == PlanGate::Pending
-                || state.scan_unclaimed_tasks().is_ok_and(|ready| !ready.is_empty());
+            let scan = Arc::clone(&state);
+            let ready =
+                tokio::task::spawn_blocking(move || scan.scan_unclaimed_tasks().is_ok_and(|r| !r.is_empty()));
+            let owed = state.plan_gate(&self.name) == PlanGate::Pending || ready.await.unwrap_or(false);
             self.hold_promise(owed);
             let mail = match state.bus().wait_for_messages(&self.name, self.runtime.idle_scan()).await {
                 Ok(mail) => mail,
@@ -257,17 +259,27 @@ impl Teammate {
             }
             // Nothing came: nothing the Lead sent is still unread.
             self.runtime.settle(&self.name);
-            let task = match state.claim_next_task(&self.name) {
-                Ok(Some(task)) => task,
-                Ok(None) => continue,
-                Err(e) => {
+            // The scan and the claim read the task files and take the store's lock: off the
+            // runtime's thread.
+            let (claimer, name) = (Arc::clone(&state), self.name.clone());
+            let claimed = tokio::task::spawn_blocking(move || {
+                let task = claimer.claim_next_task(&name)?;
+                let cwd = claimer
+                    .assignment_cwd(&name)
+                    .map_or_else(|e| format!("(unusable: {e})"), |c| c.display().to_string());
+                Ok::<_, tasks::TaskError>(task.map(|task| (task, cwd)))
+            });
+            let (task, cwd) = match claimed.await {
+                Ok(Ok(Some(found))) => found,
+                Ok(Ok(None)) => continue,
+                Ok(Err(e)) => {
                     self.runtime.say(Level::Warning, &format!("[{}] cannot scan the tasks: {e}", self.name));
                     continue;
                 }
-            };
-            let cwd = match state.assignment_cwd(&self.name) {
-                Ok(cwd) => cwd.display().to_string(),
-                Err(e) => format!("(unusable: {e})"),
+                Err(e) => {
+                    self.runtime.say(Level::Warning, &format!("[{}] the task scan stopped: {e}", self.name));
+                    continue;
+                }
             };
             self.append(vec![format!(
                 "[Auto-claimed task {}] {}\n{}\nWork directory: {cwd}",
