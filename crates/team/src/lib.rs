@@ -26,6 +26,23 @@
 //! with the task store, in [`tasks::owners`]; [`TeamState`] answers the store's questions about
 //! leases, worktrees and plan gates ([`tasks::owners::OwnerRules`]).
 //!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use serde_json::json;
+//! use team::{PlanGate, TeamState};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let ws = agent_core::workspace::Workspace::new(dir.path())?;
+//! let team = TeamState::new(&ws, tasks::TaskStore::new(&ws).for_teams(), agent_core::events::silent());
+//! team.register_teammate("alice", true)?;
+//! let task = team.store().create("Refactor auth", "")?;
+//! let claim = team.claim_task(&json!(task.id), "alice")?;
+//! assert_eq!(claim.to_string(), format!("Claimed {} (Refactor auth)", task.id));
+//! assert_eq!(team.teammate_cwd("alice")?, ws.root());
+//! assert_eq!(team.plan_gate("alice"), PlanGate::Required);
+//! # Ok(()) }
+//! ```
+//!
 //! Nothing here prints: each mechanism reports its line (`  [bus] lead -> alice: (message) …`,
 //! `  [claim] …`, `  [protocol] req_123456 -> approved`, `  [worktree] created: …`) as an
 //! [`agent_core::events::Event::Line`] on the team's listener.
