@@ -347,6 +347,7 @@ pub fn teammate_tools(runtime: &Arc<TeamRuntime>, name: &str) -> DispatchMap {
 
 /// The input of both `send_message` tools.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SendArgs {
     /// The recipient.
     pub to: String,
@@ -389,6 +390,7 @@ impl TypedTool for TeammateSend {
 
 /// The input of `submit_plan`.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanArgs {
     /// The plan.
     pub plan: String,
