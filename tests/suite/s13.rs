@@ -114,12 +114,17 @@ fn shutdown(id: &str, teammate: &str) -> Step {
     fixed(reply::tool_uses(&[(id, "request_shutdown", json!({"teammate": teammate}))]))
 }
 
+/// A Lead's answer that spawns one teammate with `input` (the tool's input).
+fn spawn(input: Value) -> Step {
+    fixed(reply::tool_uses(&[("s1", "spawn_teammate", input)]))
+}
+
 /// A Lead that spawns one teammate with `spawn` (the tool's input), ends its turn, and shuts
 /// the teammate down at the first wake.
-fn lead_spawning(spawn: Value) -> Vec<Step> {
-    let name = spawn["name"].as_str().unwrap_or_default().to_owned();
+fn lead_spawning(input: Value) -> Vec<Step> {
+    let name = input["name"].as_str().unwrap_or_default().to_owned();
     vec![
-        fixed(reply::tool_uses(&[("s1", "spawn_teammate", spawn)])),
+        spawn(input),
         fixed(reply::text("Spawned.")),
         shutdown("x1", &name),
         fixed(reply::text("Stopping.")),
@@ -169,11 +174,9 @@ fn test_spawn_claims_the_initial_task_before_starting_the_thread() {
         (
             "lead",
             vec![
-                fixed(reply::tool_uses(&[(
-                    "s1",
-                    "spawn_teammate",
+                spawn(
                     json!({"name": "alice", "role": "reviewer", "prompt": "Review the assigned Task.", "task_id": "task_0000aaaa"}),
-                )])),
+                ),
                 fixed(reply::text("alice reviews.")),
                 shutdown("x1", "alice"),
                 fixed(reply::text("done")),
@@ -260,11 +263,9 @@ fn test_plan_gate_blocks_mutating_tools_until_approval() {
         (
             "lead",
             vec![
-                fixed(reply::tool_uses(&[(
-                    "s1",
-                    "spawn_teammate",
+                spawn(
                     json!({"name": "alice", "role": "backend", "prompt": "Set VALUE to 1.", "task_id": "task_0000dddd", "require_plan": true}),
-                )])),
+                ),
                 fixed(reply::text("alice plans first.")),
                 // The wake: approve the plan by the request id the event names.
                 Box::new(|body: &Value| {
@@ -431,11 +432,7 @@ fn test_teammate_exception_releases_runtime_and_task_ownership() {
         (
             "lead",
             vec![
-                fixed(reply::tool_uses(&[(
-                    "s1",
-                    "spawn_teammate",
-                    json!({"name": "alice", "role": "backend", "prompt": "Claim and begin work."}),
-                )])),
+                spawn(json!({"name": "alice", "role": "backend", "prompt": "Claim and begin work."})),
                 fixed(reply::text("Spawned.")),
                 fixed(reply::text("alice failed; her task is back on the board.")),
             ],
@@ -681,11 +678,9 @@ fn team_and_inbox_show_the_team_and_q_gives_every_task_back() {
         (
             "lead",
             vec![
-                fixed(reply::tool_uses(&[(
-                    "s1",
-                    "spawn_teammate",
+                spawn(
                     json!({"name": "alice", "role": "reviewer", "prompt": "Review it.", "task_id": "task_0000aaaa"}),
-                )])),
+                ),
                 fixed(reply::tool_uses(&[(
                     "m1",
                     "send_message",
