@@ -218,3 +218,26 @@ fn s14_to_s15_is_every_mechanism_composed_by_the_integrated_crate() {
         assert!(hits.is_empty(), "s15's main.rs holds {word:?}: {hits:#?}");
     }
 }
+
+#[test]
+fn s10_to_s13_is_the_team_arriving_on_the_task_system() {
+    // The course builds s13 on s10's task system: the s10 task tools over the kernel leave for
+    // the team crate's Lead tools (the five base tools in the task's folder, the six task tools
+    // with one task per owner, the seven team tools), its wake extension and `/team`, `/inbox`;
+    // the deny list names the matched entry and a failed request becomes the `[Error]` answer.
+    // No loop, mailbox, protocol or permission question is written here.
+    assert_mentions(
+        "s10",
+        "s13",
+        &[
+            "TaskTools",
+            "TeamRuntime::start",
+            "lead::lead_tools",
+            "LeadWake::new",
+            "lead::commands",
+            "DenyList::Pattern",
+            "error_type",
+        ],
+        &["fn run_bash", "MessageBus", "agent_loop", "Question", "approver", "tokio::spawn", "read_inbox"],
+    );
+}

@@ -24,6 +24,7 @@ const BANNERS: &[(&str, &str)] = &[
     ("s10", "s10: Task System - dependencies and task state"),
     ("s11", "s11: Background Tasks - explicit background Bash execution"),
     ("s12", "s12: Cron Scheduler - run prompts on a local schedule"),
+    ("s13", "s13: agent teams"),
     ("s14", "s14: MCP tools"),
     ("s15", "s15: integrated harness"),
 ];

@@ -25,6 +25,7 @@ mod s09;
 mod s10;
 mod s11;
 mod s12;
+mod s13;
 mod s14;
 mod s15;
 mod s17;

@@ -22,10 +22,11 @@
 use std::sync::Arc;
 
 use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Composed, Demo, ENVIRONMENT, Harness};
+use agent_core::error::{ApiError, sdk_error_type};
 use agent_core::hooks::HookSet;
 use agent_core::wording::DenyList;
 use team::lead::{self, LeadWake};
-use team::runtime::{TeamRuntime, error_type};
+use team::runtime::TeamRuntime;
 
 const CHAPTER: Chapter = Chapter {
     name: "s13",
@@ -69,8 +70,7 @@ fn main() -> std::process::ExitCode {
             commands: lead::commands(&team),
         };
         // The course's s13 answers a failed request with its text and goes on.
-        let error_text =
-            Arc::new(|e: &agent_core::error::ApiError| format!("[Error] {}: {e}", error_type(e)));
+        let error_text = Arc::new(|e: &ApiError| format!("[Error] {}: {e}", sdk_error_type(e)));
         Ok::<_, String>(Composed { error_text: Some(error_text), ..Composed::from(harness) })
     })
 }

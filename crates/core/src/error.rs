@@ -168,3 +168,28 @@ pub(crate) fn head(body: &[u8]) -> String {
     }
     s
 }
+
+/// The Anthropic Python SDK's exception name for `error` (`RateLimitError`, `APIConnectionError`,
+/// …), as the course's later chapters show a failed request: `[Error] {Type}: {e}` (s13–s15), a
+/// teammate's `{Type}: {e}` (s13).
+pub fn sdk_error_type(error: &ApiError) -> &'static str {
+    match error {
+        ApiError::Api { status, .. } | ApiError::Http { status, .. } => match status {
+            400 => "BadRequestError",
+            401 => "AuthenticationError",
+            403 => "PermissionDeniedError",
+            404 => "NotFoundError",
+            409 => "ConflictError",
+            413 => "RequestTooLargeError",
+            422 => "UnprocessableEntityError",
+            429 => "RateLimitError",
+            529 => "OverloadedError",
+            s if *s >= 500 => "InternalServerError",
+            _ => "APIStatusError",
+        },
+        ApiError::Transport(_) => "APIConnectionError",
+        ApiError::IdleTimeout(_) | ApiError::Deadline(_) => "APITimeoutError",
+        ApiError::AfterOutput(inner) => sdk_error_type(inner),
+        _ => "APIError",
+    }
+}

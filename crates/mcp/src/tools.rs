@@ -203,28 +203,8 @@ impl McpTools {
 }
 
 /// The Anthropic Python SDK's exception name for `error`, as the course's `[Error] {Type}` shows
-/// it.
-pub fn sdk_error_type(error: &ApiError) -> &'static str {
-    match error {
-        ApiError::Api { status, .. } | ApiError::Http { status, .. } => match status {
-            400 => "BadRequestError",
-            401 => "AuthenticationError",
-            403 => "PermissionDeniedError",
-            404 => "NotFoundError",
-            409 => "ConflictError",
-            413 => "RequestTooLargeError",
-            422 => "UnprocessableEntityError",
-            429 => "RateLimitError",
-            529 => "OverloadedError",
-            s if *s >= 500 => "InternalServerError",
-            _ => "APIStatusError",
-        },
-        ApiError::Transport(_) => "APIConnectionError",
-        ApiError::IdleTimeout(_) | ApiError::Deadline(_) => "APITimeoutError",
-        ApiError::AfterOutput(inner) => sdk_error_type(inner),
-        _ => "APIError",
-    }
-}
+/// it (kept here under its old path; it lives in the core).
+pub use agent_core::error::sdk_error_type;
 
 /// Before every request: `Connected MCP servers: …` on SYSTEM and the connected servers' tools
 /// after the built-ins (course s14 `assemble_system_prompt`, `assemble_tool_pool`). A pool that

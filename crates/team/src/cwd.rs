@@ -32,9 +32,6 @@ use serde_json::Value;
 
 use crate::state::TeamState;
 
-/// What a teammate's file or shell tool answers before it has claimed a task (course s13).
-pub const CLAIM_FIRST: &str = "Claim a Task before using workspace tools.";
-
 /// What s13's `glob` answers when nothing matches (the course's pathlib glob).
 pub const NO_FILES_FOUND: &str = "No files found";
 
@@ -60,7 +57,7 @@ pub fn base_tools(ws: &Workspace, options: &ToolOptions) -> DispatchMap {
 pub enum Owner {
     /// The Lead (`agent` in the task files): in the workspace until it claims a task itself.
     Lead,
-    /// A teammate: no file or shell tool before it holds a task ([`CLAIM_FIRST`]).
+    /// A teammate: no file or shell tool before it holds a task (`Error: Claim a Task …`).
     Teammate(String),
 }
 
@@ -103,17 +100,15 @@ impl CwdTools {
         map
     }
 
-    /// The folder this owner's tools run in now, or the error text after `Error: `.
+    /// The folder this owner's tools run in now, or the error text after `Error: `: the
+    /// team's answer for a teammate ([`TeamState::teammate_cwd`]) or the Lead
+    /// ([`TeamState::lead_cwd`]).
     fn folder(&self) -> Result<PathBuf, String> {
-        let name = self.owner.name();
-        if let Owner::Teammate(_) = self.owner
-            && self.team.lease_of(name).is_none()
-        {
-            // The course checks its in-memory assignment; a task claimed in an earlier run is
-            // rebuilt by assignment_cwd once the teammate claims or is given one.
-            return Err(CLAIM_FIRST.to_owned());
-        }
-        self.team.assignment_cwd(name).map_err(|e| format!("Invalid task assignment: {e}"))
+        let folder = match &self.owner {
+            Owner::Lead => self.team.lead_cwd(),
+            Owner::Teammate(name) => self.team.teammate_cwd(name),
+        };
+        folder.map_err(|text| text.strip_prefix("Error: ").map_or(text.clone(), str::to_owned))
     }
 
     /// The tools confined to `folder` (built once per folder).
@@ -158,8 +153,13 @@ impl TypedTool for CwdTool {
     }
 
     async fn run(self: Arc<Self>, args: Value) -> Result<String, ToolError> {
+        // The lease is checked against the task files: blocking work, off the runtime's thread.
+        let tools = self.tools.clone();
         let map =
-            self.tools.folder().and_then(|folder| self.tools.tools_in(folder)).map_err(ToolError::Failed)?;
+            tokio::task::spawn_blocking(move || tools.folder().and_then(|folder| tools.tools_in(folder)))
+                .await
+                .map_err(|e| ToolError::failed(format!("{} stopped: {e}", self.name)))?
+                .map_err(ToolError::Failed)?;
         let outcome = map.dispatch(&self.block(args)).await;
         if outcome.is_error {
             let text = outcome.content.strip_prefix("Error: ").unwrap_or(&outcome.content);

@@ -21,21 +21,21 @@ use std::sync::Arc;
 
 use agent_cli::repl::SlashCommand;
 use agent_cli::ui::Ui;
-use agent_core::dispatch::{DispatchMap, Subject, ToolError, TypedTool};
+use agent_core::dispatch::{DispatchMap, Subject, ToolError, TypedTool, parse_input};
 use agent_core::error::ApiError;
 use agent_core::events::Level;
 use agent_core::extension::{AnswerContext, Decision, Extension, LoopContext, Recovery};
 use agent_core::messages::{Message, MessageContent, Role, ToolSpec};
 use agent_core::sanitize::one_line;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::cwd::{CwdTools, Owner};
 use crate::protocol::format_team_events;
 use crate::runtime::{TeamRuntime, WAKE_PROMPT};
 use crate::state::{LEAD, LEAD_OWNER};
 use crate::tasktools::lead_task_tools;
-use crate::teammate::send_schema;
+use crate::teammate::{SendArgs, send_schema};
 
 /// The Lead's eighteen tools, in the course's order.
 pub fn lead_tools(runtime: &Arc<TeamRuntime>) -> DispatchMap {
@@ -136,83 +136,93 @@ struct TeamTool {
     kind: TeamToolKind,
 }
 
-/// The input of any team tool: each reads the fields its schema names.
-#[derive(Debug, Default, Deserialize)]
-struct TeamArgs {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    role: Option<String>,
-    #[serde(default)]
-    prompt: Option<String>,
+/// `spawn_teammate`'s input. Like every team tool's input, a key its schema does not name is
+/// refused (the course's Python: `unexpected keyword argument`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpawnArgs {
+    name: String,
+    role: String,
+    prompt: String,
     #[serde(default)]
     task_id: Option<String>,
     #[serde(default)]
-    require_plan: Option<bool>,
-    #[serde(default)]
-    to: Option<String>,
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    teammate: Option<String>,
-    #[serde(default)]
-    task: Option<String>,
-    #[serde(default)]
-    request_id: Option<String>,
-    #[serde(default)]
-    approve: Option<bool>,
-    #[serde(default)]
-    feedback: Option<String>,
+    require_plan: bool,
 }
 
-/// `field` of `args`, or the error a missing required field gives.
-fn required<T>(field: Option<T>, name: &str) -> Result<T, ToolError> {
-    field.ok_or_else(|| ToolError::InvalidInput(format!("missing field `{name}`")))
+/// `list_teammates`' input: nothing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+/// `request_shutdown`'s input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShutdownArgs {
+    teammate: String,
+}
+
+/// `request_plan`'s input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanRequestArgs {
+    teammate: String,
+    task: String,
+}
+
+/// `review_plan`'s input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewArgs {
+    request_id: String,
+    approve: bool,
+    #[serde(default)]
+    feedback: String,
+}
+
+/// `create_worktree`'s input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorktreeArgs {
+    name: String,
+    task_id: String,
 }
 
 impl TeamTool {
     /// The tool's work: the course's result text (refusals included, as the course returns
     /// them), or a [`ToolError`] for input that does not fit and mail that cannot be written.
-    fn work(&self, args: TeamArgs) -> Result<String, ToolError> {
+    fn work(&self, input: &Value) -> Result<String, ToolError> {
         let runtime = &self.runtime;
         let state = runtime.state();
         let bus_error = |e: crate::bus::BusError| ToolError::failed(e.to_string());
         match self.kind {
             TeamToolKind::Spawn => {
-                let (name, role, prompt) = (
-                    required(args.name, "name")?,
-                    required(args.role, "role")?,
-                    required(args.prompt, "prompt")?,
-                );
-                Ok(runtime.spawn_teammate(
-                    &name,
-                    &role,
-                    &prompt,
-                    args.task_id.as_deref(),
-                    args.require_plan.unwrap_or(false),
-                ))
+                let a: SpawnArgs = parse_input(input)?;
+                Ok(runtime.spawn_teammate(&a.name, &a.role, &a.prompt, a.task_id.as_deref(), a.require_plan))
             }
-            TeamToolKind::List => Ok(state.list_teammates()),
+            TeamToolKind::List => {
+                let NoArgs {} = parse_input(input)?;
+                Ok(state.list_teammates())
+            }
             TeamToolKind::Send => {
-                let (to, content) = (required(args.to, "to")?, required(args.content, "content")?);
-                state.lead_send_message(&to, &content).map_err(bus_error)
+                let a: SendArgs = parse_input(input)?;
+                state.lead_send_message(&a.to, &a.content).map_err(bus_error)
             }
             TeamToolKind::Shutdown => {
-                let teammate = required(args.teammate, "teammate")?;
-                state.send_shutdown_request(&teammate).map_err(bus_error)
+                let a: ShutdownArgs = parse_input(input)?;
+                state.send_shutdown_request(&a.teammate).map_err(bus_error)
             }
             TeamToolKind::RequestPlan => {
-                let (teammate, task) = (required(args.teammate, "teammate")?, required(args.task, "task")?);
-                state.send_plan_request(&teammate, &task).map_err(bus_error)
+                let a: PlanRequestArgs = parse_input(input)?;
+                state.send_plan_request(&a.teammate, &a.task).map_err(bus_error)
             }
             TeamToolKind::ReviewPlan => {
-                let (id, approve) =
-                    (required(args.request_id, "request_id")?, required(args.approve, "approve")?);
-                state.send_plan_review(&id, approve, &args.feedback.unwrap_or_default()).map_err(bus_error)
+                let a: ReviewArgs = parse_input(input)?;
+                state.send_plan_review(&a.request_id, a.approve, &a.feedback).map_err(bus_error)
             }
             TeamToolKind::Worktree => {
-                let (name, task_id) = (required(args.name, "name")?, required(args.task_id, "task_id")?);
-                match state.create_worktree(&name, &serde_json::Value::String(task_id)) {
+                let a: WorktreeArgs = parse_input(input)?;
+                match state.create_worktree(&a.name, &Value::String(a.task_id)) {
                     Ok(created) => Ok(created.to_string()),
                     // The course returns its refusals as text: `Error: …` stays an error result,
                     // `Git error: …` and the partial-operation texts are results as they are.
@@ -227,28 +237,49 @@ impl TeamTool {
             }
         }
     }
+
+    /// The teammate a call of this tool sends mail to, if any.
+    fn addressee(&self, input: &Value) -> Option<String> {
+        let field = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_owned);
+        match self.kind {
+            TeamToolKind::Send => field("to"),
+            TeamToolKind::Shutdown | TeamToolKind::RequestPlan => field("teammate"),
+            TeamToolKind::ReviewPlan => {
+                field("request_id").and_then(|id| self.runtime.state().request(&id)).map(|r| r.sender)
+            }
+            _ => None,
+        }
+    }
 }
 
 impl TypedTool for TeamTool {
-    type Args = TeamArgs;
+    /// Parsed per tool in [`TeamTool::work`], into that tool's own type.
+    type Args = Value;
 
     fn spec(&self) -> ToolSpec {
         self.kind.spec()
     }
 
-    fn subject(&self, args: &TeamArgs) -> Subject {
-        let what =
-            args.name.as_ref().or(args.to.as_ref()).or(args.teammate.as_ref()).or(args.request_id.as_ref());
-        what.map_or(Subject::Nothing, |w| Subject::Text(w.clone()))
+    fn subject(&self, input: &Value) -> Subject {
+        ["name", "to", "teammate", "request_id"]
+            .iter()
+            .find_map(|key| input.get(*key).and_then(Value::as_str))
+            .map_or(Subject::Nothing, |w| Subject::Text(w.to_owned()))
     }
 
-    async fn run(self: Arc<Self>, args: TeamArgs) -> Result<String, ToolError> {
+    async fn run(self: Arc<Self>, input: Value) -> Result<String, ToolError> {
         if self.kind == TeamToolKind::Spawn {
             // Starts a task on this runtime: not on the blocking pool.
-            return self.work(args);
+            return self.work(&input);
         }
+        let addressee = self.addressee(&input);
         let tool = Arc::clone(&self);
-        agent_core::dispatch::run_blocking(self.kind.name(), move || tool.work(args)).await
+        let result = agent_core::dispatch::run_blocking(self.kind.name(), move || tool.work(&input)).await;
+        // Mail to a teammate: the serving loop waits for its answer.
+        if let Some(to) = &addressee {
+            self.runtime.owe(to);
+        }
+        result
     }
 }
 

@@ -22,13 +22,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_cli::chapter::{ApprovalArgs, Setup};
-use agent_core::error::ApiError;
 use agent_core::events::{Events, Level, line};
 use agent_core::hooks::{self, HookRegistry, HookSet, InsideWorkspace};
 use agent_core::model::{Model, ReplayModel};
 use agent_core::permission::{AlwaysAllowed, SessionApprover};
 use agent_core::tools::ToolOptions;
-use agent_core::turns::{AutoTurn, TurnSender};
+use agent_core::turns::{AutoTurn, Expecting, TurnSender};
 use agent_core::wording::DenyList;
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
@@ -55,29 +54,6 @@ pub const WAKE_SOURCE: &str = "team";
 /// The seed of the request ids in the offline demo: its recorded Lead reviews the plan by the
 /// id the teammate's `submit_plan` drew.
 pub const DEMO_REQUEST_SEED: u64 = 13;
-
-/// The Anthropic Python SDK's name for `error`, as the course's `{Type}: {e}` shows it.
-pub fn error_type(error: &ApiError) -> &'static str {
-    match error {
-        ApiError::Api { status, .. } | ApiError::Http { status, .. } => match status {
-            400 => "BadRequestError",
-            401 => "AuthenticationError",
-            403 => "PermissionDeniedError",
-            404 => "NotFoundError",
-            409 => "ConflictError",
-            413 => "RequestTooLargeError",
-            422 => "UnprocessableEntityError",
-            429 => "RateLimitError",
-            529 => "OverloadedError",
-            s if *s >= 500 => "InternalServerError",
-            _ => "APIStatusError",
-        },
-        ApiError::Transport(_) => "APIConnectionError",
-        ApiError::IdleTimeout(_) | ApiError::Deadline(_) => "APITimeoutError",
-        ApiError::AfterOutput(inner) => error_type(inner),
-        _ => "APIError",
-    }
-}
 
 /// Where teammates' models come from.
 enum Models {
@@ -166,6 +142,10 @@ pub struct TeamRuntime {
     loops: Mutex<HashMap<String, tokio::task::AbortHandle>>,
     /// The course chapter's words.
     words: Words,
+    /// A promise of an event per teammate the Lead has just sent mail to, kept until the
+    /// teammate has read it: `-p` and `--demo` must not end between a shutdown request and its
+    /// acknowledgement.
+    owed: Mutex<HashMap<String, Expecting>>,
 }
 
 impl TeamRuntime {
@@ -239,6 +219,7 @@ impl TeamRuntime {
             idle_scan: IDLE_SCAN_INTERVAL,
             loops: Mutex::default(),
             words,
+            owed: Mutex::default(),
         });
         let state = Arc::clone(&runtime.state);
         agent_core::process::before_terminate_exit(move || release_everyone(&state));
@@ -364,6 +345,23 @@ impl TeamRuntime {
         }
     }
 
+    /// The Lead has sent mail to teammate `to`: until `to` has read it ([`TeamRuntime::settle`]),
+    /// the serving loop waits for what it will answer.
+    pub fn owe(&self, to: &str) {
+        if self.state.is_active(to) {
+            let promise = self.turns.expect();
+            self.owed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(to.to_owned(), promise);
+        }
+    }
+
+    /// Teammate `name` has read its mail (and sent what it answers at once).
+    pub fn settle(&self, name: &str) {
+        self.owed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(name);
+    }
+
     /// The queued wake turn has started: the next mail queues another.
     pub fn wake_started(&self) {
         self.wake_queued.store(false, Ordering::SeqCst);
@@ -416,7 +414,9 @@ impl TeamRuntime {
             let claimed = match self.state.claim_task(&id_value, name) {
                 Ok(claim) if claim.is_claimed() => None,
                 Ok(claim) => Some(claim.to_string()),
-                Err(e) => Some(tasks::owners::error_text(&e, &id_value, self.words.not_found)),
+                // The course catches the exception itself here: a missing task is CPython's
+                // `[Errno 2] No such file or directory: '…'`, not the tools' `Task {id} not found`.
+                Err(e) => Some(format!("Error: {e}")),
             };
             if let Some(why) = claimed {
                 self.state.unregister_teammate(name);
@@ -437,7 +437,8 @@ impl TeamRuntime {
     /// Runs `teammate`'s loop as a task; whatever ends it, [`Leaving`] gives its task back.
     fn start_loop(self: &Arc<Self>, name: &str, teammate: Teammate) {
         let leaving = Leaving { runtime: Arc::clone(self), name: name.to_owned() };
-        let task = tokio::spawn(async move {
+        // Detached: the runtime drops it on exit, and leaving gives its task back then.
+        drop(tokio::spawn(async move {
             let leaving = leaving;
             if let Err(panic) = AssertUnwindSafe(teammate.run()).catch_unwind().await {
                 let why = panic
@@ -447,21 +448,7 @@ impl TeamRuntime {
                     .unwrap_or_else(|| "the loop panicked".to_owned());
                 leaving.runtime.send(&leaving.name, LEAD, &format!("panic: {why}"), "error", Map::new());
             }
-        });
-        self.loops
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(name.to_owned(), task.abort_handle());
-    }
-
-    /// Ends every teammate's loop now (the harness is exiting): each gives its task back.
-    pub fn end_all(&self) {
-        let loops: Vec<_> =
-            self.loops.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain().collect();
-        for (_, handle) in loops {
-            handle.abort();
-        }
-        release_everyone(&self.state);
+        }));
     }
 }
 
@@ -506,7 +493,7 @@ impl Drop for Leaving {
             );
         }
         state.unregister_teammate(&self.name);
-        self.runtime.loops.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.name);
+        self.runtime.settle(&self.name);
         self.runtime.say(Level::Info, &format!("  [teammate] {} finished", self.name));
     }
 }

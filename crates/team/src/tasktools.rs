@@ -132,9 +132,14 @@ impl TaskTool {
         match self.kind {
             TaskToolKind::Create => {
                 let subject = args.subject.ok_or_else(|| missing("subject"))?;
-                let task = store
-                    .create(&subject, args.description.as_deref().unwrap_or_default())
-                    .map_err(|e| format!("Error: {e}"))?;
+                let task =
+                    store.create(&subject, args.description.as_deref().unwrap_or_default()).map_err(|e| {
+                        match e {
+                            // Uncaught by the course's `run_create_task`: its dispatcher names the type.
+                            tasks::TaskError::EmptySubject => format!("Error: ValueError: {e}"),
+                            e => format!("Error: {e}"),
+                        }
+                    })?;
                 self.runtime.say(Level::Info, &format!("  [create] {}", task.subject));
                 Ok(format!("Created {}: {}", task.id, task.subject))
             }

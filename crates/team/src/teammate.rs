@@ -95,6 +95,13 @@ impl TeamRuntime {
     /// ends the batch; a plan decision is applied or ignored; `plan_request` and anything else
     /// become notices.
     pub fn handle_inbox(&self, name: &str, mail: &[Mail]) -> Inbox {
+        let inbox = self.answer_mail(name, mail);
+        self.settle(name);
+        inbox
+    }
+
+    /// [`TeamRuntime::handle_inbox`] before the Lead's promise is settled.
+    fn answer_mail(&self, name: &str, mail: &[Mail]) -> Inbox {
         let mut inbox = Inbox::default();
         for message in mail {
             match message.kind.as_str() {
@@ -128,6 +135,10 @@ impl TeamRuntime {
     /// counts as empty (its lines stay for the next read).
     fn read_inbox(&self, name: &str) -> Inbox {
         match self.state().bus().read_inbox(name) {
+            Ok(mail) if mail.is_empty() => {
+                self.settle(name);
+                Inbox::default()
+            }
             Ok(mail) => self.handle_inbox(name, &mail),
             Err(e) => {
                 self.say(Level::Warning, &format!("[{name}] cannot read its mailbox: {e}"));
@@ -198,7 +209,7 @@ impl Teammate {
         let last = match result {
             Ok(last) => last,
             Err(e) => {
-                let text = format!("{}: {e}", crate::runtime::error_type(&e));
+                let text = format!("{}: {e}", agent_core::error::sdk_error_type(&e));
                 self.runtime.send(&self.name, LEAD, &text, "error", Map::new());
                 return Phase::Stop;
             }
@@ -229,8 +240,10 @@ impl Teammate {
         loop {
             // Promise an event only while one can still come without the Lead: a ready task
             // this teammate may claim, or a plan waiting for review.
-            let owed = state.plan_gate(&self.name) == PlanGate::Pending
-                || state.scan_unclaimed_tasks().is_ok_and(|ready| !ready.is_empty());
+            let scan = Arc::clone(&state);
+            let ready =
+                tokio::task::spawn_blocking(move || scan.scan_unclaimed_tasks().is_ok_and(|r| !r.is_empty()));
+            let owed = state.plan_gate(&self.name) == PlanGate::Pending || ready.await.unwrap_or(false);
             self.hold_promise(owed);
             let mail = match state.bus().wait_for_messages(&self.name, self.runtime.idle_scan()).await {
                 Ok(mail) => mail,
@@ -251,17 +264,29 @@ impl Teammate {
                 }
                 continue;
             }
-            let task = match state.claim_next_task(&self.name) {
-                Ok(Some(task)) => task,
-                Ok(None) => continue,
-                Err(e) => {
+            // Nothing came: nothing the Lead sent is still unread.
+            self.runtime.settle(&self.name);
+            // The scan and the claim read the task files and take the store's lock: off the
+            // runtime's thread.
+            let (claimer, name) = (Arc::clone(&state), self.name.clone());
+            let claimed = tokio::task::spawn_blocking(move || {
+                let task = claimer.claim_next_task(&name)?;
+                let cwd = claimer
+                    .assignment_cwd(&name)
+                    .map_or_else(|e| format!("(unusable: {e})"), |c| c.display().to_string());
+                Ok::<_, tasks::TaskError>(task.map(|task| (task, cwd)))
+            });
+            let (task, cwd) = match claimed.await {
+                Ok(Ok(Some(found))) => found,
+                Ok(Ok(None)) => continue,
+                Ok(Err(e)) => {
                     self.runtime.say(Level::Warning, &format!("[{}] cannot scan the tasks: {e}", self.name));
                     continue;
                 }
-            };
-            let cwd = match state.assignment_cwd(&self.name) {
-                Ok(cwd) => cwd.display().to_string(),
-                Err(e) => format!("(unusable: {e})"),
+                Err(e) => {
+                    self.runtime.say(Level::Warning, &format!("[{}] the task scan stopped: {e}", self.name));
+                    continue;
+                }
             };
             self.append(vec![format!(
                 "[Auto-claimed task {}] {}\n{}\nWork directory: {cwd}",
@@ -329,6 +354,7 @@ pub fn teammate_tools(runtime: &Arc<TeamRuntime>, name: &str) -> DispatchMap {
 
 /// The input of both `send_message` tools.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SendArgs {
     /// The recipient.
     pub to: String,
@@ -371,6 +397,7 @@ impl TypedTool for TeammateSend {
 
 /// The input of `submit_plan`.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanArgs {
     /// The plan.
     pub plan: String,
