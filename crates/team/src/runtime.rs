@@ -138,8 +138,6 @@ pub struct TeamRuntime {
     /// A wake turn is queued and has not started: no second one is queued.
     wake_queued: AtomicBool,
     idle_scan: Duration,
-    /// The loops of the teammates spawned in this run, by name, to end them.
-    loops: Mutex<HashMap<String, tokio::task::AbortHandle>>,
     /// The course chapter's words.
     words: Words,
     /// A promise of an event per teammate the Lead has just sent mail to, kept until the
@@ -217,7 +215,6 @@ impl TeamRuntime {
             turns: setup.turns.clone(),
             wake_queued: AtomicBool::new(false),
             idle_scan: IDLE_SCAN_INTERVAL,
-            loops: Mutex::default(),
             words,
             owed: Mutex::default(),
         });
