@@ -118,6 +118,9 @@ impl EventLog {
 impl EventSink for EventLog {
     fn on_event(&self, event: &Event<'_>) {
         let summary = match event {
+            // The request's body and an automatic turn's start are for recorders; the log keeps
+            // the lines a terminal shows, as it always did.
+            Event::Sent(_) | Event::AutomaticTurn { .. } => return,
             Event::Request => "request".to_owned(),
             Event::TextDelta(t) => {
                 self.text.lock().unwrap_or_else(|p| p.into_inner()).push_str(t);
