@@ -28,3 +28,4 @@ mod s12;
 mod s14;
 mod s17;
 mod stream;
+mod trace;
