@@ -227,7 +227,7 @@ pub struct CommonArgs {
 
     /// Record the session to FILE: one JSON line per event and per request (the request as
     /// sent, its usage, the response), appended as they happen; subagents' in their own lane;
-    /// the key and every withheld secret replaced by [REDACTED]. `cargo run -p trace -- FILE`
+    /// the key and every withheld secret replaced by `[REDACTED]`. `cargo run -p trace -- FILE`
     /// makes a page that steps through it; /trace in the REPL starts or stops one.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,

@@ -142,11 +142,11 @@ impl TraceWriter {
             return;
         }
         let Some(fields) = event_fields(event) else { return };
-        if let Err(e) = self.write(&mut state, lane, fields) {
-            if let Some(open) = state.open.take() {
-                state.error =
-                    Some(format!("cannot write the trace {}: {e}; tracing stopped", open.path.display()));
-            }
+        if let Err(e) = self.write(&mut state, lane, fields)
+            && let Some(open) = state.open.take()
+        {
+            state.error =
+                Some(format!("cannot write the trace {}: {e}; tracing stopped", open.path.display()));
         }
     }
 

@@ -92,9 +92,9 @@ fn summary(trace: &Trace) -> String {
         if lanes.is_empty() { "none".to_owned() } else { lanes }
     );
     if !trace.skipped.is_empty() {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p class=\"warning\">Skipped {} line(s) that are not JSON: {}</p>\n",
+            "<p class=\"warning\">Skipped {} line(s) that are not JSON: {}</p>",
             trace.skipped.len(),
             esc(&trace.skipped.join("; "))
         );
@@ -323,9 +323,9 @@ fn request_view(step: &Step) -> String {
     let mut out = String::from("<h3>The request, as sent</h3>\n");
     let system = text_of(&request["system"]).unwrap_or_default();
     let changed = if step.system_changed { " new" } else { "" };
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<details class=\"system{changed}\"><summary>SYSTEM{}, {} characters</summary>{}</details>\n",
+        "<details class=\"system{changed}\"><summary>SYSTEM{}, {} characters</summary>{}</details>",
         if step.system_changed { " <span class=\"badge\">changed</span>" } else { "" },
         system.chars().count(),
         fold(&system, "pre")
@@ -351,9 +351,9 @@ fn request_view(step: &Step) -> String {
     out.push_str("<ol class=\"messages\" start=\"0\">\n");
     for m in 0..messages {
         let role = text_of(&request["messages"][m]["role"]).unwrap_or_default();
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<li class=\"message role-{}\"><span class=\"role\">[{m}] {}</span>\n",
+            "<li class=\"message role-{}\"><span class=\"role\">[{m}] {}</span>",
             esc(&role),
             esc(&role)
         );

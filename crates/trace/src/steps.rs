@@ -227,10 +227,12 @@ fn new_step(
     let system_changed = previous.is_some_and(|p| p.request["system"] != request["system"]);
     let context_chars = ["system", "tools", "messages"].iter().map(|k| json_chars(&request[*k])).sum();
     let mut marks: Vec<Mark> = before.iter().filter_map(mark).collect();
-    if lane != "main" && previous.is_none() && !marks.iter().any(|m| m.kind == "subagent") {
-        if let Some(kind) = lane_mark(&lane) {
-            marks.push(Mark { kind, text: format!("the first request of the lane {lane}") });
-        }
+    if lane != "main"
+        && previous.is_none()
+        && !marks.iter().any(|m| m.kind == "subagent")
+        && let Some(kind) = lane_mark(&lane)
+    {
+        marks.push(Mark { kind, text: format!("the first request of the lane {lane}") });
     }
     Step { number, lane, request, response, error, before, new_blocks, system_changed, context_chars, marks }
 }
