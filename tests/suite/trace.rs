@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use e2e::{MockServer, chapter, have_or_skip, package_bin, reply, stderr, stdout};
+use e2e::{MockServer, chapter, chapters, have_or_skip, package_bin, reply, stderr, stdout};
 use serde_json::{Value, json};
 
 /// Runs `name --demo --trace trace.jsonl` in a fresh folder; returns the folder, the trace's
@@ -116,6 +116,32 @@ fn an_s08_demo_trace_shows_each_compaction_layer_where_it_acted() {
     let before = lines[..compacted].iter().rev().find(main).map(size).unwrap();
     let after = lines[compacted..].iter().find(main).map(size).unwrap();
     assert!(after * 5 < before, "{after} is not far below {before}");
+}
+
+/// Every chapter's demo writes a trace whose page has a step per request, and the page marks the
+/// chapter's mechanism where it acted.
+#[test]
+fn every_demo_writes_a_trace_and_its_page_marks_the_chapters_mechanism() {
+    let mechanism = [
+        ("s06", "subagent"),
+        ("s07", "skill"),
+        ("s08", "compaction"),
+        ("s09", "memory"),
+        ("s11", "background"),
+        ("s12", "cron"),
+        ("s17", "goal"),
+    ];
+    for name in chapters() {
+        let (dir, lines, _) = demo_trace(&name);
+        assert_each_request_is_answered(&lines);
+        let requests = of_type(&lines, "request").len();
+        assert!(requests > 0, "{name}: no request in the trace");
+        let page = fs::read_to_string(make_page(&dir.path().join("trace.jsonl"))).unwrap();
+        assert_eq!(page.matches(" data-step=\"").count(), requests, "{name}: a step per request");
+        if let Some((_, kind)) = mechanism.iter().find(|(c, _)| *c == name) {
+            assert!(page.contains(&format!("data-mark=\"{kind}\"")), "{name}: no {kind} mark on its page");
+        }
+    }
 }
 
 #[test]

@@ -37,6 +37,15 @@ pub fn bin(name: &str) -> PathBuf {
     profile_dir().join(name)
 }
 
+/// The names of every chapter (`s01`, `s02`, …), sorted, once their binaries are built (see
+/// [`bin`]).
+pub fn chapters() -> Vec<String> {
+    match BUILT.get_or_init(build_chapters) {
+        Ok(chapters) => chapters.clone(),
+        Err(why) => panic!("the chapter binaries could not be built: {why}"),
+    }
+}
+
 /// The examples and binaries [`example`] and [`package_bin`] built, by `package/kind/name`: each
 /// built once per test process.
 static EXAMPLES: OnceLock<std::sync::Mutex<std::collections::HashMap<String, Result<PathBuf, String>>>> =

@@ -337,3 +337,58 @@ impl EventSink for Prefixed {
         self.show(event);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Notes `lane: event` for lane events and `shown: event` for what is shown.
+    #[derive(Default)]
+    struct Both(Mutex<Vec<String>>);
+
+    impl Both {
+        fn note(&self, text: String) {
+            self.0.lock().unwrap().push(text);
+        }
+    }
+
+    impl EventSink for Both {
+        fn on_event(&self, event: &Event<'_>) {
+            if let Event::Line(_, text) = event {
+                self.note(format!("own: {text}"));
+            }
+        }
+
+        fn on_lane_event(&self, lane: &str, event: &Event<'_>) {
+            if let Event::Line(_, text) = event {
+                self.note(format!("{lane}: {text}"));
+            }
+        }
+
+        fn on_shown(&self, event: &Event<'_>) {
+            if let Event::Line(_, text) = event {
+                self.note(format!("shown: {text}"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_prefixed_agent_reports_each_event_in_its_lane_and_shows_it_prefixed() {
+        let both = Arc::new(Both::default());
+        let alice = Prefixed::new("[alice] ", Arc::clone(&both) as Events);
+        line(&alice, Level::Info, "hello");
+        // A subagent of alice's: its lane nests under hers, and what it shows gets her prefix.
+        alice.on_lane_event("subagent 1", &Event::Line(Level::Info, "child"));
+        alice.on_shown(&Event::Line(Level::Detail, "  [sub] bash: ok"));
+        assert_eq!(
+            *both.0.lock().unwrap(),
+            [
+                "alice: hello",
+                "shown: [alice] hello",
+                "alice/subagent 1: child",
+                "shown: [alice]   [sub] bash: ok"
+            ]
+        );
+    }
+}
