@@ -38,8 +38,10 @@
     if (history.replaceState) {
       history.replaceState(null, "", "#step-" + (current + 1));
     }
+    // Each step is read from its start, with the controls and the timeline above it in view.
+    window.scrollTo(0, 0);
     if (focus) {
-      shown.querySelector("h2").focus();
+      shown.querySelector("h2").focus({ preventScroll: true });
     }
   }
 
@@ -103,4 +105,7 @@
   });
   var fromHash = /^#step-(\d+)$/.exec(location.hash);
   show(fromHash ? Number(fromHash[1]) - 1 : 0);
+  // The browser scrolls to a #step-N address once the page has loaded; the step is shown at the
+  // top instead, under the controls.
+  window.addEventListener("load", function () { window.scrollTo(0, 0); });
 })();
