@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use agent_core::test_util::Proc;
 use e2e::{
-    MockServer, chapter, exits, pty_chapter, reply, result_batches, run_with_stdin, signal, stderr, stdout,
-    wait_until,
+    MockServer, chapter, exits, have_or_skip, pty_chapter, reply, result_batches, run_with_stdin, signal,
+    stderr, stdout, wait_until,
 };
 use rustix::fs::{CWD, FileType, Mode, RenameFlags};
 use rustix::process::{Pid, Signal};
@@ -437,19 +437,6 @@ fn scopes_or_skip(what: &str) -> bool {
         agent_core::sandbox::kernel_abi()
     );
     false
-}
-
-/// Whether `program` can be run (found on `PATH`); otherwise says that `what` is skipped.
-fn have_or_skip(program: &str, what: &str) -> bool {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        eprintln!("\n!!! `{program}` IS NOT INSTALLED: {what} is SKIPPED !!!\n");
-    }
-    found
 }
 
 /// Runs `s02 -p go` in `ws` with `args` against a server that answers each of `commands` as one

@@ -30,3 +30,4 @@ mod s14;
 mod s15;
 mod s17;
 mod stream;
+mod trace;

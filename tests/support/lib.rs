@@ -38,7 +38,17 @@ pub fn bin(name: &str) -> PathBuf {
     profile_dir().join(name)
 }
 
-/// The examples [`example`] built, by `package/name`: each built once per test process.
+/// The names of every chapter (`s01`, `s02`, …), sorted, once their binaries are built (see
+/// [`bin`]).
+pub fn chapters() -> Vec<String> {
+    match BUILT.get_or_init(build_chapters) {
+        Ok(chapters) => chapters.clone(),
+        Err(why) => panic!("the chapter binaries could not be built: {why}"),
+    }
+}
+
+/// The examples and binaries [`example`] and [`package_bin`] built, by `package/kind/name`: each
+/// built once per test process.
 static EXAMPLES: OnceLock<std::sync::Mutex<std::collections::HashMap<String, Result<PathBuf, String>>>> =
     OnceLock::new();
 
@@ -46,15 +56,33 @@ static EXAMPLES: OnceLock<std::sync::Mutex<std::collections::HashMap<String, Res
 /// built by the first call with `cargo build --example` into the target folder this test
 /// executable came from. Panics with cargo's output if that build failed.
 pub fn example(package: &str, name: &str) -> PathBuf {
+    built_once(
+        package,
+        "--example",
+        name,
+        &Path::new("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX)),
+    )
+}
+
+/// The path of binary `name` of package `package` that is not a chapter (the `trace` page
+/// maker), built by the first call with `cargo build --bin` as [`example`] builds examples.
+pub fn package_bin(package: &str, name: &str) -> PathBuf {
+    built_once(package, "--bin", name, Path::new(&format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// Builds target `name` of kind `kind` (`--example`, `--bin`) of `package` once per test
+/// process, into the target folder this test executable came from; returns `relative` under its
+/// profile folder. Panics with cargo's output if that build failed.
+fn built_once(package: &str, kind: &str, name: &str, relative: &Path) -> PathBuf {
     let cache = EXAMPLES.get_or_init(Default::default);
     let mut built = cache.lock().unwrap_or_else(|p| p.into_inner());
-    let result = built.entry(format!("{package}/{name}")).or_insert_with(|| {
+    let result = built.entry(format!("{package}/{kind}/{name}")).or_insert_with(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let profile = profile_dir();
         let target =
             profile.parent().ok_or_else(|| format!("no target folder above {}", profile.display()))?;
         let out = Command::new(&cargo)
-            .args(["build", "--quiet", "-p", package, "--example", name])
+            .args(["build", "--quiet", "-p", package, kind, name])
             .env("CARGO_TARGET_DIR", target)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .stdin(Stdio::null())
@@ -67,12 +95,26 @@ pub fn example(package: &str, name: &str) -> PathBuf {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        Ok(profile.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+        Ok(profile.join(relative))
     });
     match result {
         Ok(path) => path.clone(),
-        Err(why) => panic!("example `{name}` of `{package}` could not be built: {why}"),
+        Err(why) => panic!("`{name}` ({kind}) of `{package}` could not be built: {why}"),
     }
+}
+
+/// Whether `program` is installed; when it is not, says loudly on stderr that the test `what`
+/// is skipped (CI installs what it can and warns about the rest).
+pub fn have_or_skip(program: &str, what: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!("\n!!! `{program}` IS NOT INSTALLED: {what} is SKIPPED !!!\n");
+    }
+    found
 }
 
 /// The profile folder holding this test executable: `target/<profile>/deps/<test>` →

@@ -31,10 +31,12 @@ use agent_core::model::{Model, ReplayModel};
 use agent_core::permission::AlwaysAllowed;
 use agent_core::sandbox::{Sandbox, SandboxMode};
 use agent_core::tools::ToolOptions;
+use agent_core::trace::TraceWriter;
 use agent_core::turns::{self, TurnQueue, TurnSender};
 use agent_core::workspace::Workspace;
 
 use crate::approve::DotEnvWatch;
+use crate::listeners::{Listeners, start_trace, trace_command};
 use crate::repl::{self, Served, SlashCommand, automatic_turn, one_turn};
 use crate::startup::{self, ModelSettings, StartupError};
 use crate::ui::{Terminal, Ui};
@@ -222,6 +224,13 @@ pub struct CommonArgs {
     /// Print each turn's token usage on stderr.
     #[arg(long)]
     pub usage: bool,
+
+    /// Record the session to FILE: one JSON line per event and per request (the request as
+    /// sent, its usage, the response), appended as they happen; subagents' in their own lane;
+    /// the key and every withheld secret replaced by `[REDACTED]`. `cargo run -p trace -- FILE`
+    /// makes a page that steps through it; /trace in the REPL starts or stops one.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 
     /// Send no prompt-caching breakpoints (`cache_control`), for an endpoint that rejects them
     /// [env: DISABLE_PROMPT_CACHING=1]. By default every request marks the tools, the last
@@ -575,15 +584,31 @@ async fn run_async<H: IntoComposed>(
     }
     agent_core::process::end_commands_on_terminate_signals();
 
+    // The trace hides the secrets of the environment and of the `.env` this folder reads, even
+    // in the demo, which reads neither: a tool could still print them.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let trace = Arc::new(TraceWriter::new(chapter.name, config::secret_values(&cwd)));
+    if let Some(path) = &args.trace {
+        match start_trace(&trace, path) {
+            // A later demo session appends to its first session's trace, silently.
+            Ok(line) if args.demo_session.is_none() => ui.notice(&line),
+            Ok(_) => {}
+            Err(line) => {
+                ui.error(&line);
+                return ExitCode::from(EXIT_CONFIG);
+            }
+        }
+    }
+    let events: Events = Arc::new(Listeners::new(Arc::clone(&terminal), Arc::clone(&trace)));
     let (sender, mut queue) = turns::queue();
-    let runtime = Runtime { turns: sender, asking: AskGate::new() };
+    let runtime = Runtime { turns: sender, asking: AskGate::new(), events };
     let gate = runtime.asking.clone();
     let started = if args.demo {
         start_demo(chapter, args, &terminal, tool_options, runtime, build)
     } else {
         start(chapter, args, &terminal, tool_options, runtime, build)
     };
-    let Started { mut agent, commands, prompt: own_prompt, quit_words, demo, dotenv, start_line } =
+    let Started { mut agent, mut commands, prompt: own_prompt, quit_words, demo, dotenv, start_line } =
         match started {
             Ok(s) => s,
             Err(e) => {
@@ -591,6 +616,9 @@ async fn run_async<H: IntoComposed>(
                 return ExitCode::from(EXIT_CONFIG);
             }
         };
+    if !commands.iter().any(|c| c.name == "trace") {
+        commands.push(trace_command(Arc::clone(&trace)));
+    }
     let (chapter, prompt, keep) = (*chapter, args.prompt.clone().or(own_prompt), args.keep);
     let session = async move {
         let mut history = Vec::new();
@@ -689,10 +717,12 @@ async fn serve_owed_turns(
 }
 
 /// What `run_async` hands start-up for the [`Setup`]: the producers' end of the automatic turns'
-/// queue and the gate on asking.
+/// queue, the gate on asking, and the listeners.
 struct Runtime {
     turns: TurnSender,
     asking: AskGate,
+    /// The session's listeners: the terminal and the trace ([`Listeners`]).
+    events: Events,
 }
 
 /// Start-up for `-p` and the REPL: the workspace, the environment and `.env`, the model, then the
@@ -783,12 +813,11 @@ fn start<H: IntoComposed>(
             dir.keep().display()
         ));
     }
-    let events: Events = Arc::clone(terminal) as Events;
     let setup = Setup {
         workspace,
         tool_options,
         ui: ui.clone(),
-        events,
+        events: runtime.events,
         demo: false,
         model,
         model_id,
@@ -865,7 +894,7 @@ fn start_demo<H: IntoComposed>(
         workspace,
         tool_options,
         ui: ui.clone(),
-        events: Arc::clone(terminal) as Events,
+        events: runtime.events,
         demo: true,
         model: Arc::new(model),
         model_id: "demo-replay".into(),

@@ -12,6 +12,7 @@
 //! | [`startup`] | building the model; the one start-up error (exit code 2) | ours |
 //! | [`repl`] | reading prompts, Ctrl-C, one cancellable turn, `/commands` | course §0 |
 //! | [`ui`] | what the terminal shows, and [`ui::Terminal`], the events' listener | course §0–§1 |
+//! | [`listeners`] | the terminal and the trace (`--trace`, `/trace`) as the one listener of a session | ours |
 //! | [`console`] | the terminal shared by the line editor and automatic turns: their lines above the prompt, the typed text kept | course s12/s13/s15, ours |
 //! | [`approve`] | asking `Allow? [y/N]` on the terminal; `--yes`/`--no`/`--allow`; the watch on `.env` | course s04/s05, ours |
 
@@ -21,6 +22,7 @@ pub mod approve;
 pub mod chapter;
 pub mod cli;
 pub mod console;
+pub mod listeners;
 pub mod repl;
 pub mod startup;
 pub mod ui;

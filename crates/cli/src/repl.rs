@@ -14,6 +14,7 @@
 //!
 //! - A line that starts with `/WORD` is a command, answered here and never sent to the model:
 //!   `/help`, `/history` (the messages array as the next request sends it), `/clear`, `/usage`,
+//!   `/trace` (recording the session: [`crate::listeners::trace_command`]),
 //!   the chapter's own [`SlashCommand`]s (s03's `/todos`), and `/permissions` where the
 //!   permission hook runs ([`permissions_command`]). An unknown `/WORD` says so. A
 //!   line such as `/etc/hosts: what is this?` is a prompt, not a command.
@@ -115,7 +116,10 @@ pub(crate) async fn automatic_turn(
     cancel: impl Future<Output = ()>,
 ) -> Result<TurnEnd, ()> {
     crate::console::automatic_turn_started();
-    terminal.automatic_turn(&turn.source, &turn.prompt);
+    // The terminal shows it (`[SOURCE] PROMPT`), a trace records it.
+    agent
+        .events()
+        .on_event(&agent_core::events::Event::AutomaticTurn { source: &turn.source, prompt: &turn.prompt });
     let _closed = gate.refuse_for_now(turn.refusal_text());
     one_turn_until(agent, terminal, history, &turn.prompt, cancel).await
 }

@@ -405,6 +405,7 @@ impl EventSink for Terminal {
                 }
                 ui.notice(&line)
             }
+            Event::AutomaticTurn { source, prompt } => self.automatic_turn(source, prompt),
             Event::Line(level, text) => match level {
                 Level::Info => {
                     self.showing().spinner = None;

@@ -798,7 +798,8 @@ impl Agent {
         }
     }
 
-    /// One model call, reported as [`Event::Request`], the deltas, then [`Event::Response`];
+    /// One model call, reported as [`Event::Request`], [`Event::Sent`], the deltas, then
+    /// [`Event::Response`];
     /// notes in `state` how many overloaded answers in a row its attempts got.
     async fn call_model(
         &mut self,
@@ -808,6 +809,7 @@ impl Agent {
         let model = state.fallback.as_deref().unwrap_or(&self.model_id);
         let request = self.build_request(history, state.max_tokens, model);
         self.events.on_event(&Event::Request);
+        self.events.on_event(&Event::Sent(&request));
         let sink =
             Watch { inner: &*self.events, streamed: AtomicBool::new(false), overloaded: AtomicU32::new(0) };
         let result = self.model.create(&request, &sink).await;

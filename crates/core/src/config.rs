@@ -305,6 +305,40 @@ impl Deref for Environment {
     }
 }
 
+/// Values shorter than this are not treated as secrets by [`secret_values`]: a short value
+/// (`SSH_AGENT_PID=812`) would hide every matching number of a recording and protects nothing.
+pub const MIN_SECRET_CHARS: usize = 6;
+
+/// The values a record of the session (`--trace`) must never hold: those of the key variables
+/// ([`KEY_VARS`], withdrawn from the environment at start or set in `.env`), and of every
+/// variable the secret filter withholds from commands ([`crate::process::is_secret`] by name,
+/// [`crate::process::is_secret_value`] by value), from the process environment and from the
+/// `.env` a chapter started in `dir` reads ([`find_dotenv`]). A `.env` that does not parse
+/// gives the lines that do. Longest first, so a secret that holds another is hidden whole;
+/// values shorter than [`MIN_SECRET_CHARS`] are left out.
+pub fn secret_values(dir: &Path) -> Vec<String> {
+    let mut vars: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    vars.extend(WITHDRAWN.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned());
+    if let Some(text) = find_dotenv(dir).and_then(|path| std::fs::read_to_string(path).ok()) {
+        vars.extend(dotenvy::from_read_iter(text.as_bytes()).flatten());
+    }
+    let mut secrets: Vec<String> = vars
+        .into_iter()
+        .filter(|(k, v)| {
+            KEY_VARS.contains(&k.as_str())
+                || crate::process::is_secret(k)
+                || crate::process::is_secret_value(v)
+        })
+        .map(|(_, v)| v.trim().to_owned())
+        .filter(|v| v.chars().count() >= MIN_SECRET_CHARS && v != KEY_PLACEHOLDER)
+        .collect();
+    secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    secrets.dedup();
+    secrets
+}
+
 /// The `.env` files a chapter started in `dir` would read, nearest first: `dir/.env`, then each
 /// parent folder's, skipping the folders that bash commands may write under the sandbox (the
 /// temp folders, [`crate::sandbox::temp_folders`], and everything below them): a command could

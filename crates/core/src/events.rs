@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::error::ApiError;
-use crate::messages::MessagesResponse;
+use crate::messages::{MessagesRequest, MessagesResponse};
 
 /// Something that happened in the loop, the client or a mechanism, as it happens.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +23,11 @@ use crate::messages::MessagesResponse;
 pub enum Event<'a> {
     /// A request is about to be sent; a listener may show that the model is working.
     Request,
+    /// The request itself, right after [`Event::Request`]: the Messages API body as the loop
+    /// hands it to the model (its SYSTEM, tools and `messages` after `normalize_messages`; the
+    /// client adds prompt-caching breakpoints and headers, never the key, on the way out). For a
+    /// listener that records what went into the context (`--trace`); the terminal ignores it.
+    Sent(&'a MessagesRequest),
     /// One `text_delta` of a streamed answer (Messages API streaming), in order.
     TextDelta(&'a str),
     /// The request ended: the whole response, or the error that ended it (after any retries).
@@ -75,6 +80,14 @@ pub enum Event<'a> {
     TurnUsage(&'a crate::messages::UsageTotals),
     /// A line from a mechanism: a hook's `[HOOK] …`, an extension saying what it did, a warning.
     Line(Level, &'a str),
+    /// A turn no one typed starts ([`crate::turns`]: a due cron job, a finished background
+    /// command, a teammate's report): where it came from and its prompt (course s11–s13).
+    AutomaticTurn {
+        /// The producer's name (`cron`, `background`, a teammate's name).
+        source: &'a str,
+        /// The prompt the turn sends.
+        prompt: &'a str,
+    },
 }
 
 /// How a [`Event::Line`] is meant: the terminal shows `Info`, `Mechanism` and `Detail` on
@@ -160,13 +173,33 @@ pub enum StopNote<'a> {
     ErrorAnswered(&'a str),
 }
 
-/// Receives [`Event`]s. The one method has a no-op default, so `struct Quiet; impl EventSink for
+/// Receives [`Event`]s. Every method has a default, so `struct Quiet; impl EventSink for
 /// Quiet {}` is a sink that drops everything ([`Silent`] is one). A closure
 /// `Fn(&Event<'_>) + Send + Sync` is a sink too.
+///
+/// Several agents may report to one listener: a subagent (course s06), a teammate (s13), the
+/// harness's own model calls (a summary, a recall). Their listener wrappers ([`Prefixed`], the
+/// subagent's) pass each of the other agent's events on twice, in two ways a listener picks
+/// from: every event, unchanged, through [`EventSink::on_lane_event`] with the agent's lane, for
+/// a listener that records every agent apart (`--trace`); and what a person should see of it
+/// (a prefixed line, a grey summary) through [`EventSink::on_shown`], for a listener that shows
+/// the session (the terminal).
 pub trait EventSink: Send + Sync {
-    /// Called once per event, in order, from the task running the loop. Must not block for long:
-    /// the loop waits for it.
+    /// Called once per event of this listener's own agent, in order, from the task running the
+    /// loop. Must not block for long: the loop waits for it.
     fn on_event(&self, _event: &Event<'_>) {}
+
+    /// An event of another agent, in `lane` (`subagent 1`, `alice`, `side call`; nested lanes
+    /// joined with `/`). Dropped by default: a listener that shows the session gets what it
+    /// should show through [`EventSink::on_shown`].
+    fn on_lane_event(&self, _lane: &str, _event: &Event<'_>) {}
+
+    /// What a wrapper made of another agent's event for a person to see (a prefixed text, a
+    /// summary line). By default it is shown as any event is ([`EventSink::on_event`]); a
+    /// listener that records lanes drops it, having had the event itself.
+    fn on_shown(&self, event: &Event<'_>) {
+        self.on_event(event);
+    }
 }
 
 impl<F: Fn(&Event<'_>) + Send + Sync> EventSink for F {
@@ -203,9 +236,12 @@ pub fn line(sink: &dyn EventSink, level: Level, text: &str) {
 /// Text that streams is prefixed at each line start; an answer that did not stream is passed on
 /// as prefixed text before its [`Event::Response`]; a tool call's name, its result and any
 /// [`Event::Line`] or [`Event::Injected`] text get the prefix on each line. Other events pass
-/// unchanged.
+/// unchanged. All of that goes to [`EventSink::on_shown`]; each event also goes, unchanged, to
+/// [`EventSink::on_lane_event`] in the agent's lane: the prefix without its brackets and blanks
+/// (`alice` for `[alice] `).
 pub struct Prefixed {
     prefix: String,
+    lane: String,
     inner: Events,
     /// Whether this agent's streamed text so far ends a line.
     at_line_start: AtomicBool,
@@ -214,7 +250,9 @@ pub struct Prefixed {
 impl Prefixed {
     /// A listener that passes `inner` every event of one agent with `prefix` on its lines.
     pub fn new(prefix: impl Into<String>, inner: Events) -> Self {
-        Self { prefix: prefix.into(), inner, at_line_start: AtomicBool::new(true) }
+        let prefix = prefix.into();
+        let lane = prefix.trim().trim_start_matches('[').trim_end_matches(']').trim().to_owned();
+        Self { prefix, lane, inner, at_line_start: AtomicBool::new(true) }
     }
 
     /// `text` with the prefix at the start of each of its lines.
@@ -246,37 +284,111 @@ impl Prefixed {
     }
 }
 
-impl EventSink for Prefixed {
-    fn on_event(&self, event: &Event<'_>) {
+impl Prefixed {
+    /// Passes on what a person should see of `event`: its prefixed form.
+    fn show(&self, event: &Event<'_>) {
+        let inner = &*self.inner;
         match event {
             Event::Request => {
                 self.at_line_start.store(true, Ordering::Relaxed);
-                self.inner.on_event(event);
+                inner.on_shown(event);
             }
-            Event::TextDelta(text) => self.inner.on_event(&Event::TextDelta(&self.delta(text))),
+            Event::TextDelta(text) => inner.on_shown(&Event::TextDelta(&self.delta(text))),
             Event::Response { result: Ok(response), streamed: false } => {
                 let text = response.text();
                 if !text.is_empty() {
-                    self.inner.on_event(&Event::TextDelta(&self.delta(&text)));
+                    inner.on_shown(&Event::TextDelta(&self.delta(&text)));
                 }
-                self.inner.on_event(&Event::Response { result: Ok(response), streamed: !text.is_empty() });
+                inner.on_shown(&Event::Response { result: Ok(response), streamed: !text.is_empty() });
             }
             Event::ToolCall { name, input, blocked } => {
                 let name = format!("{}{name}", self.prefix);
-                self.inner.on_event(&Event::ToolCall { name: &name, input: *input, blocked: *blocked });
+                inner.on_shown(&Event::ToolCall { name: &name, input: *input, blocked: *blocked });
             }
             Event::ToolResult { name, content, is_error, shows_own_output } => {
                 let content = self.lines(content);
-                self.inner.on_event(&Event::ToolResult {
+                inner.on_shown(&Event::ToolResult {
                     name,
                     content: &content,
                     is_error: *is_error,
                     shows_own_output: *shows_own_output,
                 });
             }
-            Event::Injected(text) => self.inner.on_event(&Event::Injected(&self.lines(text))),
-            Event::Line(level, text) => self.inner.on_event(&Event::Line(*level, &self.lines(text))),
-            _ => self.inner.on_event(event),
+            Event::Injected(text) => inner.on_shown(&Event::Injected(&self.lines(text))),
+            Event::Line(level, text) => inner.on_shown(&Event::Line(*level, &self.lines(text))),
+            _ => inner.on_shown(event),
         }
+    }
+}
+
+impl EventSink for Prefixed {
+    fn on_event(&self, event: &Event<'_>) {
+        self.inner.on_lane_event(&self.lane, event);
+        self.show(event);
+    }
+
+    fn on_lane_event(&self, lane: &str, event: &Event<'_>) {
+        self.inner.on_lane_event(&format!("{}/{lane}", self.lane), event);
+    }
+
+    /// What a wrapper inside this agent (its own subagent's lines) shows is shown with this
+    /// agent's prefix; the event itself went to that wrapper's lane.
+    fn on_shown(&self, event: &Event<'_>) {
+        self.show(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Notes `lane: event` for lane events and `shown: event` for what is shown.
+    #[derive(Default)]
+    struct Both(Mutex<Vec<String>>);
+
+    impl Both {
+        fn note(&self, text: String) {
+            self.0.lock().unwrap().push(text);
+        }
+    }
+
+    impl EventSink for Both {
+        fn on_event(&self, event: &Event<'_>) {
+            if let Event::Line(_, text) = event {
+                self.note(format!("own: {text}"));
+            }
+        }
+
+        fn on_lane_event(&self, lane: &str, event: &Event<'_>) {
+            if let Event::Line(_, text) = event {
+                self.note(format!("{lane}: {text}"));
+            }
+        }
+
+        fn on_shown(&self, event: &Event<'_>) {
+            if let Event::Line(_, text) = event {
+                self.note(format!("shown: {text}"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_prefixed_agent_reports_each_event_in_its_lane_and_shows_it_prefixed() {
+        let both = Arc::new(Both::default());
+        let alice = Prefixed::new("[alice] ", Arc::clone(&both) as Events);
+        line(&alice, Level::Info, "hello");
+        // A subagent of alice's: its lane nests under hers, and what it shows gets her prefix.
+        alice.on_lane_event("subagent 1", &Event::Line(Level::Info, "child"));
+        alice.on_shown(&Event::Line(Level::Detail, "  [sub] bash: ok"));
+        assert_eq!(
+            *both.0.lock().unwrap(),
+            [
+                "alice: hello",
+                "shown: [alice] hello",
+                "alice/subagent 1: child",
+                "shown: [alice]   [sub] bash: ok"
+            ]
+        );
     }
 }

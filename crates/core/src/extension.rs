@@ -105,13 +105,18 @@ impl<'a> ModelHandle<'a> {
 
     /// Sends `request` and counts its usage in the session's. Its text does not stream to the
     /// listener (it is the harness's, not the answer); its retries are reported, so a slow
-    /// summary does not look like a hang.
+    /// summary does not look like a hang. The request and its response go to the listener's
+    /// [`SIDE_CALL_LANE`] ([`EventSink::on_lane_event`]), for a recording of the session.
     ///
     /// # Errors
     /// The model's [`ApiError`].
     pub async fn create(&mut self, request: &MessagesRequest) -> Result<MessagesResponse, ApiError> {
         let retries = RetriesOnly(self.events);
-        let response = self.model.create(request, &retries).await?;
+        self.events.on_lane_event(SIDE_CALL_LANE, &Event::Sent(request));
+        let result = self.model.create(request, &retries).await;
+        let response = Event::Response { result: result.as_ref(), streamed: false };
+        self.events.on_lane_event(SIDE_CALL_LANE, &response);
+        let response = result?;
         self.usage.add(&response.usage);
         if let Some(total) = self.total {
             total.add(&response.usage);
@@ -119,6 +124,10 @@ impl<'a> ModelHandle<'a> {
         Ok(response)
     }
 }
+
+/// The lane ([`EventSink::on_lane_event`]) of the harness's own model calls through a
+/// [`ModelHandle`]: a compaction's summary, a memory recall, a goal's evaluation.
+pub const SIDE_CALL_LANE: &str = "side call";
 
 /// Passes on only the retries of an extension's own model call.
 struct RetriesOnly<'a>(&'a dyn EventSink);

@@ -27,6 +27,7 @@
 //! | [`approve`] | the `Allow? [y/N]` answerer the permission hook asks, and the gate that keeps a turn no one started from asking | course s04/s05, s12/s13 |
 //! | [`turns`] | turns no one typed: the queue of automatic turns the REPL and `-p` serve beside the user's prompts | course s12/s13/s15, codex-rs |
 //! | [`wording`] | the model-facing texts the course words differently per chapter (`Unknown: NAME`, the deny list's refusal) | course §0, s10–s17 §0.2 |
+//! | [`trace`] | recording a session: every event and request as a JSON line (`--trace`), secrets hidden | ours |
 //! | [`sanitize`] | the one sanitiser for everything untrusted a listener shows, and `one_line` | ours |
 //! | `test_util` | a scripted model that records its requests, response builders, `Proc` (a process seen through `/proc`) (feature `test-util`) | ours |
 
@@ -99,6 +100,7 @@ pub mod sse;
 #[cfg(feature = "test-util")]
 pub mod test_util;
 pub mod tools;
+pub mod trace;
 pub mod turns;
 pub mod wording;
 pub mod workspace;

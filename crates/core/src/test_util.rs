@@ -31,7 +31,7 @@ use serde_json::Value;
 use crate::config::{AuthType, Config};
 use crate::dispatch::{DispatchMap, ToolCall};
 use crate::error::ApiError;
-use crate::events::{Event, EventSink, Level};
+use crate::events::{Event, EventSink};
 use crate::messages::{
     ContentBlock, MessagesRequest, MessagesResponse, Role, StopReason, ToolUseBlock, Usage,
 };
@@ -118,6 +118,9 @@ impl EventLog {
 impl EventSink for EventLog {
     fn on_event(&self, event: &Event<'_>) {
         let summary = match event {
+            // The request's body and an automatic turn's start are for recorders; the log keeps
+            // the lines a terminal shows, as it always did.
+            Event::Sent(_) | Event::AutomaticTurn { .. } => return,
             Event::Request => "request".to_owned(),
             Event::TextDelta(t) => {
                 self.text.lock().unwrap_or_else(|p| p.into_inner()).push_str(t);
@@ -145,14 +148,7 @@ impl EventSink for EventLog {
             Event::TurnUsage(u) => format!("usage: {} requests", u.requests),
             Event::Line(level, text) => {
                 self.lines.lock().unwrap_or_else(|p| p.into_inner()).push((*text).to_owned());
-                let level = match level {
-                    Level::Info => "info",
-                    Level::Mechanism => "mechanism",
-                    Level::Detail => "detail",
-                    Level::Notice => "notice",
-                    Level::Warning => "warning",
-                    Level::Error => "error",
-                };
+                let level = crate::trace::level_name(*level);
                 format!("line {level}: {text}")
             }
         };

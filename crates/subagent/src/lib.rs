@@ -168,6 +168,12 @@ impl Subagents {
         self.locked().clone()
     }
 
+    /// The lane the next child's events are recorded in ([`EventSink::on_lane_event`]):
+    /// `subagent N`, N counting this parent's children from 1.
+    fn next_lane(&self) -> String {
+        format!("subagent {}", self.locked().len() + 1)
+    }
+
     fn locked(&self) -> MutexGuard<'_, Vec<SubagentRun>> {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -183,7 +189,7 @@ impl Subagents {
             .system(&self.system)
             .tools(self.tools.clone())
             .extension(ScopedHooks::new(self.hooks.clone(), hook_lines))
-            .events(Arc::new(ChildLines { parent: Arc::clone(&self.events) }))
+            .events(Arc::new(ChildLines { parent: Arc::clone(&self.events), lane: self.next_lane() }))
             .max_rounds(MAX_SUBAGENT_TURNS)
             .build();
         let mut messages = vec![Message::user_text(prompt)];
@@ -273,20 +279,30 @@ pub fn human_bytes(bytes: usize) -> String {
 
 /// The child's listener: each of its tool results becomes a grey `  [sub] NAME: PREVIEW` line in
 /// the parent's listener, and its retries pass through; its text and stop notes stay in the child.
+/// Every event of the child also goes to the parent's listener in the child's own lane
+/// ([`EventSink::on_lane_event`]), so a recording of the session (`--trace`) holds the child's
+/// requests apart from the parent's.
 struct ChildLines {
     parent: Events,
+    /// `subagent N`.
+    lane: String,
 }
 
 impl EventSink for ChildLines {
     fn on_event(&self, event: &Event<'_>) {
+        self.parent.on_lane_event(&self.lane, event);
         match event {
             Event::ToolResult { name, content, .. } => {
                 let text = format!("{SUB_PREFIX}{name}: {}", one_line(content.trim(), SUB_PREVIEW_CHARS));
-                line(&*self.parent, Level::Detail, &text);
+                self.parent.on_shown(&Event::Line(Level::Detail, &text));
             }
-            Event::Retry { .. } => self.parent.on_event(event),
+            Event::Retry { .. } => self.parent.on_shown(event),
             _ => {}
         }
+    }
+
+    fn on_lane_event(&self, lane: &str, event: &Event<'_>) {
+        self.parent.on_lane_event(&format!("{}/{lane}", self.lane), event);
     }
 }
 
