@@ -198,3 +198,23 @@ fn s09_to_s14_is_memory_leaving_and_mcp_tools_arriving() {
         &["Question", "fn run_bash", "todo", "normalize_mcp_name", "rmcp", "call_tool"],
     );
 }
+
+#[test]
+fn s14_to_s15_is_every_mechanism_composed_by_the_integrated_crate() {
+    // s15 is no longer "the kernel plus one mechanism": the chapter is one call to the integrated
+    // crate, which composes the crates of s03-s14. s14's own composition leaves.
+    assert_mentions("s14", "s15", &["integrated::harness", "IntegratedArgs", "McpTools"], &[]);
+    // Nothing of a mechanism is written in s15's main: no tool, no hook, no prompt, no recovery.
+    let path = format!("{}/../chapters/s15/src/main.rs", env!("CARGO_MANIFEST_DIR"));
+    let main = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let code: Vec<&str> = main
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//") && !l.starts_with("about:") && !l.starts_with("banner:"))
+        .collect();
+    for word in ["hook", "Tool", "SYSTEM", "system:", "escalate", "fallback", "Extension", "kernel", "impl "]
+    {
+        let hits: Vec<&&str> = code.iter().filter(|l| l.contains(word)).collect();
+        assert!(hits.is_empty(), "s15's main.rs holds {word:?}: {hits:#?}");
+    }
+}

@@ -25,6 +25,7 @@ const BANNERS: &[(&str, &str)] = &[
     ("s11", "s11: Background Tasks - explicit background Bash execution"),
     ("s12", "s12: Cron Scheduler - run prompts on a local schedule"),
     ("s14", "s14: MCP tools"),
+    ("s15", "s15: integrated harness"),
 ];
 
 #[test]

@@ -26,5 +26,6 @@ mod s10;
 mod s11;
 mod s12;
 mod s14;
+mod s15;
 mod s17;
 mod stream;

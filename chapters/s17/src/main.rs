@@ -111,6 +111,7 @@ fn main() -> std::process::ExitCode {
             prompt: (!args.words.is_empty()).then(|| args.words.join(" ")),
             quit_words: &["quit"],
             error_text: None,
+            agent: None,
         })
     })
 }

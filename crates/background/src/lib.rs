@@ -48,9 +48,13 @@ use agent_core::extension::{Extension, LoopContext};
 use agent_core::messages::{ContentBlock, Message, MessageContent, Role, ToolSpec};
 use agent_core::process::background::{Background, Finished, JobState, Limits, Outcome, StartError};
 use agent_core::tools::{ExitStatusText, MAX_OUTPUT_CHARS, ToolOptions, run_command};
+use agent_core::turns::{AutoTurn, TurnSender};
 use agent_core::workspace::Workspace;
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+/// The source of the automatic turn a finished command starts ([`BackgroundManager::wake`]).
+pub const WAKE_SOURCE: &str = "background";
 
 /// Characters of a result kept in a notification's `<summary>` (course §2.6: `result[:500]`).
 pub const SUMMARY_CHARS: usize = 500;
@@ -66,8 +70,19 @@ pub fn task_id(n: u64) -> String {
 
 /// The `tool_result` of a call that started command `id` (course §2.3).
 pub fn placeholder(id: &str) -> String {
-    format!("[Background task {id} started] The result will be collected on a later turn.")
+    format!("[Background task {id} started] {PLACEHOLDER_TAIL}")
 }
+
+/// What s11's placeholder says after `[Background task ID started]`.
+pub const PLACEHOLDER_TAIL: &str = "The result will be collected on a later turn.";
+
+/// What the course's s15 placeholder says after `[Background task ID started]` (COURSE-s10-s17
+/// §6.5), where a finished command wakes the agent.
+pub const WAKE_PLACEHOLDER_TAIL: &str = "Result will arrive as a task_notification.";
+
+/// Characters of a result kept in a notification's `<summary>` in the course's s15 (§6.6:
+/// `result[:200]`).
+pub const S15_SUMMARY_CHARS: usize = 200;
 
 /// `should_run_background`: the call is `bash` and its input's `run_in_background` is JSON
 /// `true` (not `"true"`, not `1`).
@@ -90,10 +105,15 @@ pub struct Notification {
 }
 
 impl Notification {
-    /// The notification of `finished`.
+    /// The notification of `finished`, its summary cut at [`SUMMARY_CHARS`].
     pub fn of(finished: &Finished) -> Self {
+        Self::cut(finished, SUMMARY_CHARS)
+    }
+
+    /// The notification of `finished`, its summary cut at `summary_chars` characters.
+    pub fn cut(finished: &Finished, summary_chars: usize) -> Self {
         let result = result_text(finished);
-        let summary = match result.char_indices().nth(SUMMARY_CHARS) {
+        let summary = match result.char_indices().nth(summary_chars) {
             Some((at, _)) => result[..at].to_owned(),
             None => result,
         };
@@ -164,13 +184,64 @@ pub struct BackgroundManager {
     ws: Workspace,
     opts: ToolOptions,
     events: Events,
+    /// Characters of a result a notification's summary keeps.
+    summary_chars: usize,
+    /// Whether a finished command wakes the agent ([`BackgroundManager::wake`]).
+    wakes: bool,
 }
 
 impl BackgroundManager {
     /// A manager whose commands run in `ws`'s root under `opts` (sandbox, timeout), reporting
-    /// its lines to `events`.
+    /// its lines to `events`; the course's s11: summaries of [`SUMMARY_CHARS`], no wake.
     pub fn new(ws: &Workspace, opts: &ToolOptions, events: Events) -> Self {
-        Self { background: Background::new(), ws: ws.clone(), opts: opts.clone(), events }
+        Self {
+            background: Background::new(),
+            ws: ws.clone(),
+            opts: opts.clone(),
+            events,
+            summary_chars: SUMMARY_CHARS,
+            wakes: false,
+        }
+    }
+
+    /// The same manager whose notifications keep `chars` characters of a result (the course's
+    /// s15: [`S15_SUMMARY_CHARS`]).
+    #[must_use]
+    pub fn summary_chars(mut self, chars: usize) -> Self {
+        self.summary_chars = chars;
+        self
+    }
+
+    /// The same manager, whose finished commands wake the agent (the course's s15): each one's
+    /// `<task_notification>` becomes an automatic turn of its own in `turns`' queue (source
+    /// `background`), whose questions are refused with `refusal`, delivered exactly once: the
+    /// collector no longer folds it into a request, and the placeholder says
+    /// [`WAKE_PLACEHOLDER_TAIL`]. While a command runs, `-p` and the demo wait for its turn
+    /// ([`agent_core::turns::TurnSender::expect`]). Call it before the first command starts.
+    #[must_use]
+    pub fn wake(mut self, turns: TurnSender, refusal: &str) -> Self {
+        let (chars, events, refusal) = (self.summary_chars, self.events.clone(), refusal.to_owned());
+        self.background.wake_with(turns, move |finished| {
+            let note = Notification::cut(finished, chars);
+            line(
+                &*events,
+                Level::Mechanism,
+                &format!("[background] {} {}: waking the agent", note.task_id, note.status),
+            );
+            Some(AutoTurn::new(WAKE_SOURCE, note.to_string()).refusing(refusal.clone()))
+        });
+        self.wakes = true;
+        self
+    }
+
+    /// The `tool_result` of a call that started command `id`: [`placeholder`], or with
+    /// [`WAKE_PLACEHOLDER_TAIL`] when finished commands wake the agent.
+    pub fn placeholder(&self, id: &str) -> String {
+        if self.wakes {
+            format!("[Background task {id} started] {WAKE_PLACEHOLDER_TAIL}")
+        } else {
+            placeholder(id)
+        }
     }
 
     /// The processes underneath, for a listing or a wait.
@@ -202,9 +273,15 @@ impl BackgroundManager {
     /// The course's `collect`: every command finished since the last call, in the order they
     /// finished, each handed out once whoever calls (one atomic consumer); reports
     /// `[background] collected bg_0001: completed` for each.
+    /// When finished commands wake the agent ([`BackgroundManager::wake`]) their turns carry
+    /// them instead, and this hands out none.
     pub fn collect(&self) -> Vec<Notification> {
+        let finished = self.background.take_finished();
+        if self.wakes {
+            return Vec::new();
+        }
         let notes: Vec<Notification> =
-            self.background.take_finished().iter().map(|f| Notification::of(f)).collect();
+            finished.iter().map(|f| Notification::cut(f, self.summary_chars)).collect();
         for note in &notes {
             line(
                 &*self.events,
@@ -299,7 +376,7 @@ impl TypedTool for BackgroundBash {
             return run_command(&args.command, &self.manager.ws, &self.opts).await;
         }
         let id = self.manager.start(&args.command).map_err(ToolError::failed)?;
-        Ok(placeholder(&id))
+        Ok(self.manager.placeholder(&id))
     }
 }
 

@@ -26,8 +26,8 @@ use agent_core::tools;
 pub use crate::approve::ApprovalArgs;
 use crate::cli::{self};
 pub use crate::cli::{
-    Banner, Chapter, CommonArgs, Composed, Demo, DemoSession, ENV_HELP, ErrorText, Harness, IntoComposed,
-    Setup,
+    AgentSettings, Banner, Chapter, CommonArgs, Composed, Demo, DemoSession, ENV_HELP, ErrorText, Harness,
+    IntoComposed, Setup,
 };
 
 /// A chapter with no flags of its own.

@@ -406,7 +406,15 @@ pub struct Composed {
     /// ([`agent_core::agent::AgentBuilder::errors_as_text`]; course s13–s15's `[Error] {Type}: {e}`);
     /// `None`: a failed request fails the turn.
     pub error_text: Option<ErrorText>,
+    /// Settings of the agent the fields above do not name, applied last to its builder: the
+    /// course's s15 recovery ([`agent_core::agent::AgentBuilder::escalate_max_tokens`],
+    /// [`agent_core::agent::AgentBuilder::continue_after_max_tokens`],
+    /// [`agent_core::agent::AgentBuilder::fallback_model`]). `None`: the defaults.
+    pub agent: Option<AgentSettings>,
 }
+
+/// Settings applied to a chapter's agent as it is built ([`Composed::agent`]).
+pub type AgentSettings = Box<dyn FnOnce(agent_core::agent::AgentBuilder) -> agent_core::agent::AgentBuilder>;
 
 /// How a chapter words a failed request as the turn's answer ([`Composed::error_text`]).
 pub type ErrorText = Arc<dyn Fn(&agent_core::error::ApiError) -> String + Send + Sync>;
@@ -420,6 +428,7 @@ impl From<Harness> for Composed {
             prompt: None,
             quit_words: &[],
             error_text: None,
+            agent: None,
         }
     }
 }
@@ -510,7 +519,7 @@ struct DemoRun {
 /// # Errors
 /// [`StartupError::Chapter`] with the builder's message.
 fn agent_from(setup: &Setup, composed: impl IntoComposed) -> Result<Started, StartupError> {
-    let Composed { harness, max_stop_continuations, max_rounds, prompt, quit_words, error_text } =
+    let Composed { harness, max_stop_continuations, max_rounds, prompt, quit_words, error_text, agent } =
         composed.into_composed().map_err(StartupError::Chapter)?;
     let mut builder = Agent::builder(Arc::clone(&setup.model), &setup.model_id)
         .system(harness.system)
@@ -525,6 +534,9 @@ fn agent_from(setup: &Setup, composed: impl IntoComposed) -> Result<Started, Sta
     }
     if let Some(text) = error_text {
         builder = builder.errors_as_text(move |e| text(e));
+    }
+    if let Some(settings) = agent {
+        builder = settings(builder);
     }
     let mut commands = harness.commands;
     if setup.allowed.in_use() && !commands.iter().any(|c| c.name == "permissions") {

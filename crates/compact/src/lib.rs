@@ -72,7 +72,7 @@ use serde_json::json;
 
 pub use archive::{Archive, Layer};
 pub use args::CompactArgs;
-pub use compact_history::{CompactError, compact_history, reactive_compact};
+pub use compact_history::{CompactError, Place, Wording, compact_history, reactive_compact, summarise_into};
 pub use fit_tool_results::fit_tool_results;
 pub use history::context_size;
 pub use micro_compact::micro_compact;
@@ -266,6 +266,10 @@ pub struct Compaction {
     limits: Limits,
     archive: Archive,
     requested: Arc<AtomicBool>,
+    /// The summary call's SYSTEM and the summary message's headings.
+    wording: &'static Wording,
+    /// The `compact` tool's result.
+    requested_text: &'static str,
 }
 
 impl Compaction {
@@ -276,7 +280,23 @@ impl Compaction {
 
     /// Compaction archiving in `workspace`, with `limits`.
     pub fn in_workspace(workspace: &Workspace, limits: Limits) -> Self {
-        Self { limits, archive: Archive::new(workspace), requested: Arc::default() }
+        Self {
+            limits,
+            archive: Archive::new(workspace),
+            requested: Arc::default(),
+            wording: &compact_history::S08_WORDING,
+            requested_text: COMPACT_REQUESTED,
+        }
+    }
+
+    /// The same compaction in the course's s15 words: its summary call's SYSTEM and headings
+    /// ([`compact_history::S15_WORDING`]) and its `compact` tool's result
+    /// ([`COMPACT_REQUESTED_S15`]).
+    #[must_use]
+    pub fn s15(mut self) -> Self {
+        self.wording = &compact_history::S15_WORDING;
+        self.requested_text = COMPACT_REQUESTED_S15;
+        self
     }
 
     /// The limits.
@@ -291,7 +311,7 @@ impl Compaction {
 
     /// The `compact` tool for the dispatch map.
     pub fn compact_tool(&self) -> CompactTool {
-        CompactTool { requested: Arc::clone(&self.requested) }
+        CompactTool { requested: Arc::clone(&self.requested), result: self.requested_text }
     }
 
     /// The REPL commands: `/context` (the size against the limit, each layer, which acts next)
@@ -317,11 +337,17 @@ impl Compaction {
         line(context.events, Level::Mechanism, announce);
         let (history, model, events) = (&mut *context.history, &mut context.model, context.events);
         let request = request.as_deref().unwrap_or(NO_REQUEST);
-        let done = if reactive {
-            reactive_compact(history, request, model, &mut self.archive, &self.limits, events).await
+        let place = if reactive {
+            Place {
+                keep_from: compact_history::reactive_tail(history, &self.limits),
+                layer: Layer::Reactive,
+                wording: self.wording,
+            }
         } else {
-            compact_history(history, request, model, &mut self.archive, &self.limits, events).await
+            Place { keep_from: 0, layer: Layer::Summary, wording: self.wording }
         };
+        let done =
+            summarise_into(history, place, request, model, &mut self.archive, &self.limits, events).await;
         match done {
             Ok(_) => Ok(true),
             Err(e) => self.failed(what, e, events).map_or(Ok(false), Err),
@@ -394,6 +420,9 @@ pub const COMPACT_DESCRIPTION: &str = "Summarize earlier conversation to free co
 /// The `compact` tool's result (COURSE §4.3).
 pub const COMPACT_REQUESTED: &str = "Compaction requested after this tool batch.";
 
+/// The `compact` tool's result in the course's s15.
+pub const COMPACT_REQUESTED_S15: &str = "[Compaction requested. This completed turn will be summarized.]";
+
 /// The `compact` tool's input: nothing (`{}`); other fields are ignored.
 #[derive(Debug, serde::Deserialize)]
 pub struct CompactInput {}
@@ -403,6 +432,7 @@ pub struct CompactInput {}
 /// and its result (course #500).
 pub struct CompactTool {
     requested: Arc<AtomicBool>,
+    result: &'static str,
 }
 
 impl TypedTool for CompactTool {
@@ -418,7 +448,7 @@ impl TypedTool for CompactTool {
 
     async fn run(self: Arc<Self>, _input: CompactInput) -> Result<String, ToolError> {
         self.requested.store(true, Ordering::SeqCst);
-        Ok(COMPACT_REQUESTED.to_owned())
+        Ok(self.result.to_owned())
     }
 }
 

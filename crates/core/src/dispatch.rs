@@ -200,6 +200,36 @@ impl<T: TypedTool> Tool for T {
     }
 }
 
+/// A tool under another definition, whose input fields are renamed before the tool reads them
+/// ([`DispatchMap::reshape`]).
+struct Reshaped {
+    inner: Arc<dyn Tool>,
+    spec: ToolSpec,
+    renames: Vec<(String, String)>,
+}
+
+impl Tool for Reshaped {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn prepare(self: Arc<Self>, input: &Value) -> Result<Prepared, ToolError> {
+        let mut input = input.clone();
+        if let Some(fields) = input.as_object_mut() {
+            for (from, to) in &self.renames {
+                if let Some(value) = fields.remove(from) {
+                    fields.insert(to.clone(), value);
+                }
+            }
+        }
+        Arc::clone(&self.inner).prepare(&input)
+    }
+
+    fn displays_output(&self) -> bool {
+        self.inner.displays_output()
+    }
+}
+
 /// A tool built from a spec and a closure over the raw JSON input: for tests and small glue whose
 /// input has no fixed shape. Its subject is [`Subject::Nothing`].
 pub struct FnTool<F> {
@@ -361,6 +391,22 @@ impl DispatchMap {
             specs[i].description = text.to_owned();
             self.specs = specs.into();
         }
+        self
+    }
+
+    /// Gives the registered tool `spec.name` the definition `spec` in the request's `tools` (a
+    /// chapter whose course chapter defines a shared tool in its own words and schema), its input
+    /// read with each `(from, to)` of `renames` renamed first: the course's s15 `task` takes
+    /// `description` where s06's takes `prompt`. Nothing happens when no such tool is registered.
+    pub fn reshape(mut self, spec: ToolSpec, renames: &[(&str, &str)]) -> Self {
+        let Some(&i) = self.entries.index.get(&spec.name) else { return self };
+        let renames = renames.iter().map(|(from, to)| ((*from).to_owned(), (*to).to_owned())).collect();
+        let entries = Arc::make_mut(&mut self.entries);
+        let inner = Arc::clone(&entries.tools[i]);
+        let mut specs = self.specs.to_vec();
+        specs[i] = spec.clone();
+        entries.tools[i] = Arc::new(Reshaped { inner, spec, renames });
+        self.specs = specs.into();
         self
     }
 

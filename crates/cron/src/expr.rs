@@ -13,6 +13,8 @@ use std::fmt;
 
 use chrono::{Datelike, Days, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
+use crate::dialect::Dialect;
+
 /// Why an expression is not a valid 5-field cron expression. `Display` is the course's text, which
 /// the `schedule_cron` tool returns after `Error: `.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -66,6 +68,30 @@ pub enum FieldError {
     /// Anything else: `Invalid field: MON`.
     #[error("Invalid field: {0}")]
     Invalid(String),
+    /// The course's s15: `a-b` not inside the field's bounds, checked before the order:
+    /// `Range 0-5 out of bounds [1-31]`.
+    #[error("Range {field} out of bounds [{min}-{max}]")]
+    RangeOutOfBounds {
+        /// The range as written.
+        field: String,
+        /// The field's least value.
+        min: u32,
+        /// The field's greatest value.
+        max: u32,
+    },
+    /// The course's s15: `a-b` with `a > b`: `Range start > end: 5-1`.
+    #[error("Range start > end: {0}")]
+    StartAfterEnd(String),
+    /// The course's s15: a number outside the field's bounds: `Value 61 out of bounds [0-59]`.
+    #[error("Value {value} out of bounds [{min}-{max}]")]
+    ValueOutOfBounds {
+        /// The number, as `int()` would print it.
+        value: String,
+        /// The field's least value.
+        min: u32,
+        /// The field's greatest value.
+        max: u32,
+    },
 }
 
 /// The five fields: name and bounds, in order (course `validate_cron`'s `field_rules`).
@@ -91,7 +117,7 @@ impl Field {
     /// The course's `_validate_cron_field`, producing the field instead of `None`. The order of
     /// the checks is the course's: a step first, then a list, then a range, then a number, so
     /// `*/5,10` is an invalid step and `1-5,7` is a list.
-    fn parse(text: &str, min: u32, max: u32) -> Result<Field, FieldError> {
+    fn parse(text: &str, min: u32, max: u32, dialect: Dialect) -> Result<Field, FieldError> {
         if text == "*" {
             return Ok(Field::Any);
         }
@@ -102,13 +128,23 @@ impl Field {
             };
         }
         if text.contains(',') {
-            let parts = text.split(',').map(|part| Field::parse(py_strip(part), min, max));
+            let parts = text.split(',').map(|part| Field::parse(py_strip(part), min, max, dialect));
             return parts.collect::<Result<Vec<_>, _>>().map(Field::List);
         }
         if let Some((start, end)) = text.split_once('-') {
             let (Some(a), Some(b)) = (digits(start), digits(end)) else {
                 return Err(FieldError::Range(text.to_owned()));
             };
+            let outside = |v: u64| v < u64::from(min) || v > u64::from(max);
+            if dialect == Dialect::S15 {
+                // s15 checks the bounds of both ends first, then the order.
+                if outside(a) || outside(b) {
+                    return Err(FieldError::RangeOutOfBounds { field: text.to_owned(), min, max });
+                }
+                if a > b {
+                    return Err(FieldError::StartAfterEnd(text.to_owned()));
+                }
+            }
             if a > b {
                 return Err(FieldError::Backwards(text.to_owned()));
             }
@@ -122,7 +158,10 @@ impl Field {
             return Err(FieldError::Invalid(text.to_owned()));
         };
         if value < u64::from(min) || value > u64::from(max) {
-            return Err(FieldError::ValueBounds { value: int_text(text), min, max });
+            return Err(match dialect {
+                Dialect::S12 => FieldError::ValueBounds { value: int_text(text), min, max },
+                Dialect::S15 => FieldError::ValueOutOfBounds { value: int_text(text), min, max },
+            });
         }
         Ok(Field::Value(value as u32))
     }
@@ -202,13 +241,22 @@ impl CronExpr {
     /// # Errors
     /// The first problem, in the course's words ([`CronError`]).
     pub fn parse(text: &str) -> Result<Self, CronError> {
+        Self::parse_in(text, Dialect::S12)
+    }
+
+    /// [`CronExpr::parse`] with `dialect`'s words for a field out of bounds (the course's s15:
+    /// `Value 61 out of bounds [0-59]`).
+    ///
+    /// # Errors
+    /// The first problem, in the dialect's words.
+    pub fn parse_in(text: &str, dialect: Dialect) -> Result<Self, CronError> {
         let fields: Vec<&str> = text.split(py_space).filter(|f| !f.is_empty()).collect();
         let [minute, hour, day, month, weekday] = fields[..] else {
             return Err(CronError::FieldCount(fields.len()));
         };
         let parse = |index: usize, text: &str| {
             let (name, min, max) = FIELDS[index];
-            Field::parse(text, min, max).map_err(|problem| CronError::Field { name, problem })
+            Field::parse(text, min, max, dialect).map_err(|problem| CronError::Field { name, problem })
         };
         Ok(Self {
             minute: parse(0, minute)?,

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::dialect::Dialect;
+
 use crate::job::CronJob;
 
 /// The file's name, in the workspace (course `DURABLE_PATH`).
@@ -95,7 +97,21 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 /// The saved list: `jobs` as Python's `json.dumps([asdict(job) …], indent=2)` writes it, no
 /// newline at the end.
 pub fn encode(jobs: &[&CronJob]) -> String {
-    python_json(&Value::Array(jobs.iter().map(|j| j.to_json()).collect()))
+    encode_in(jobs, Dialect::S12)
+}
+
+/// [`encode`] in `dialect`'s schema: the course's s15 writes no `last_fired`.
+pub fn encode_in(jobs: &[&CronJob], dialect: Dialect) -> String {
+    let item = |job: &&CronJob| {
+        let mut value = job.to_json();
+        if !dialect.saves_last_fired()
+            && let Some(fields) = value.as_object_mut()
+        {
+            fields.remove("last_fired");
+        }
+        value
+    };
+    python_json(&Value::Array(jobs.iter().map(item).collect()))
 }
 
 /// Python's `json.dumps(value, indent=2)`, byte for byte (`ensure_ascii` escapes included), so

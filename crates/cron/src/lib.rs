@@ -30,6 +30,7 @@
 
 pub mod clock;
 pub mod delivery;
+pub mod dialect;
 pub mod expr;
 pub mod file;
 pub mod job;
@@ -42,6 +43,7 @@ mod course_tests;
 
 pub use clock::{Clock, SetClock, ShiftedClock, SystemClock};
 pub use delivery::{CronDelivery, SCHEDULED_PREFIX, SCHEDULED_REFUSAL};
+pub use dialect::Dialect;
 pub use expr::{CronError, CronExpr, cron_matches, validate_cron};
 pub use file::{DURABLE_NAME, DurableFile, JobFile};
 pub use job::CronJob;

@@ -33,8 +33,9 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
+use crate::dialect::Dialect;
 use crate::expr::{CronError, CronExpr};
-use crate::file::{JobFile, encode};
+use crate::file::{JobFile, encode_in};
 use crate::job::CronJob;
 
 /// How many code points of a prompt the `[cron]` lines and `list_crons` show (course: `[:60]`).
@@ -57,7 +58,12 @@ pub fn scheduled_message(prompt: &str) -> String {
 
 /// The first [`PROMPT_PREVIEW`] code points of `prompt` (Python's `prompt[:60]`).
 pub fn preview(prompt: &str) -> &str {
-    prompt.char_indices().nth(PROMPT_PREVIEW).map_or(prompt, |(at, _)| &prompt[..at])
+    preview_chars(prompt, PROMPT_PREVIEW)
+}
+
+/// The first `chars` characters of `prompt` (Python's `prompt[:chars]`).
+pub fn preview_chars(prompt: &str, chars: usize) -> &str {
+    prompt.char_indices().nth(chars).map_or(prompt, |(at, _)| &prompt[..at])
 }
 
 /// How `list_crons` names a job's kind and storage: `recurring` or `one-shot`, `durable` or
@@ -157,6 +163,8 @@ pub struct CronScheduler {
     wake: Notify,
     /// Makes the hold of each one-shot job scheduled ([`CronScheduler::hold_one_shots`]).
     hold: Option<Box<dyn Fn() -> Hold + Send + Sync>>,
+    /// Which course chapter's words the tools and the file use.
+    dialect: Dialect,
 }
 
 impl std::fmt::Debug for CronScheduler {
@@ -175,10 +183,25 @@ impl CronScheduler {
             file: Box::new(file),
             clock,
             events,
-            ids: Mutex::new(Box::new(|| format!("{:08x}", fastrand::u32(..)))),
+            ids: Mutex::new(Box::new(|| Dialect::S12.draw_id())),
             wake: Notify::new(),
             hold: None,
+            dialect: Dialect::S12,
         }
+    }
+
+    /// The same scheduler speaking `dialect` (the course's s15 words its tools, ids and file
+    /// differently from s12); set it before scheduling anything.
+    #[must_use]
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        *self.ids.lock().unwrap_or_else(PoisonError::into_inner) = Box::new(move || dialect.draw_id());
+        self
+    }
+
+    /// The dialect it speaks.
+    pub fn speaks(&self) -> Dialect {
+        self.dialect
     }
 
     /// The same scheduler keeping what `hold` returns while each one-shot job it schedules from
@@ -252,7 +275,7 @@ impl CronScheduler {
 
     fn save(&self, state: &State) -> io::Result<()> {
         let durable: Vec<&CronJob> = state.jobs.iter().map(|e| &e.job).filter(|j| j.durable).collect();
-        self.file.replace(encode(&durable).as_bytes())
+        self.file.replace(encode_in(&durable, self.dialect).as_bytes())
     }
 
     /// Loads the durable jobs saved by an earlier session (course `load_durable_jobs`), once, at
@@ -346,8 +369,8 @@ impl CronScheduler {
         recurring: bool,
         durable: bool,
     ) -> Result<CronJob, ScheduleError> {
-        let expr = CronExpr::parse(cron)?;
-        if prompt.trim().is_empty() {
+        let expr = CronExpr::parse_in(cron, self.dialect)?;
+        if self.dialect.refuses_blank_prompt() && prompt.trim().is_empty() {
             return Err(ScheduleError::EmptyPrompt);
         }
         let job = {
@@ -421,10 +444,7 @@ impl CronScheduler {
     /// The `list_crons` tool's text: `No cron jobs.`, or one line per job in insertion order,
     /// `{id}: {cron} -> {prompt[:60]} [{recurring|one-shot}, {durable|session}]`.
     pub fn list_crons(&self) -> String {
-        self.listing(|Entry { job, .. }| {
-            let (frequency, storage) = kinds(job);
-            format!("{}: {} -> {} [{frequency}, {storage}]", job.id, job.cron, preview(&job.prompt))
-        })
+        self.listing(|Entry { job, .. }| self.dialect.list_line(job))
     }
 
     /// What the REPL's `/cron` shows: one line per job, its id, expression, kind and storage,

@@ -12,6 +12,7 @@ use agent_core::turns::AutoTurn;
 
 use crate::clock::Clock;
 use crate::delivery::{CronDelivery, SCHEDULED_REFUSAL};
+use crate::dialect::Dialect;
 use crate::file::DurableFile;
 use crate::scheduler::{CronScheduler, scheduled_message};
 use crate::tools::{CancelCron, ListCrons, ScheduleCron};
@@ -32,16 +33,23 @@ impl Cron {
     /// turn until it is delivered or cancelled, so `-p` and the demo wait for it. Must be called
     /// inside the chapter's tokio runtime (the build closure is).
     pub fn start(setup: &Setup, clock: Arc<dyn Clock>) -> Self {
+        Self::start_in(setup, clock, Dialect::S12, SCHEDULED_REFUSAL)
+    }
+
+    /// [`Cron::start`] speaking `dialect` (the course's s15 words its cron tools and file its own
+    /// way), whose scheduled turns are refused with `refusal` where they would ask.
+    pub fn start_in(setup: &Setup, clock: Arc<dyn Clock>, dialect: Dialect, refusal: &str) -> Self {
         let promises = setup.turns.clone();
         let file = DurableFile::in_workdir(setup.workspace.root());
         let scheduler = Arc::new(
             CronScheduler::new(file, clock, setup.events.clone())
-                .hold_one_shots(move || Box::new(promises.expect())),
+                .hold_one_shots(move || Box::new(promises.expect()))
+                .dialect(dialect),
         );
         scheduler.load_durable_jobs();
-        let turns = setup.turns.clone();
+        let (turns, refusal) = (setup.turns.clone(), refusal.to_owned());
         tokio::spawn(Arc::clone(&scheduler).run(move |job| {
-            turns.push(AutoTurn::new(SOURCE, scheduled_message(&job.prompt)).refusing(SCHEDULED_REFUSAL))
+            turns.push(AutoTurn::new(SOURCE, scheduled_message(&job.prompt)).refusing(refusal.clone()))
         }));
         Self { scheduler }
     }

@@ -29,7 +29,8 @@ fn yes() -> bool {
     true
 }
 
-/// `schedule_cron`: `Scheduled {id}: {cron} -> {prompt}`, or `Error: {why}`.
+/// `schedule_cron`: `Scheduled {id}: {cron} -> {prompt}` (in the scheduler's [`crate::Dialect`]),
+/// or `Error: {why}`.
 pub struct ScheduleCron(pub Arc<CronScheduler>);
 
 impl TypedTool for ScheduleCron {
@@ -38,7 +39,7 @@ impl TypedTool for ScheduleCron {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "schedule_cron".into(),
-            description: "Schedule a prompt with a 5-field cron expression.".into(),
+            description: self.0.speaks().schedule_description().into(),
             input_schema: json!({
                 "type": "object",
                 "properties": {
@@ -62,7 +63,7 @@ impl TypedTool for ScheduleCron {
                 .0
                 .schedule_job(&args.cron, &args.prompt, args.recurring, args.durable)
                 .map_err(ToolError::failed)?;
-            Ok(format!("Scheduled {}: {} -> {}", job.id, args.cron, args.prompt))
+            Ok(self.0.speaks().scheduled(&job.id, &args.cron, &args.prompt))
         })
         .await
     }
@@ -82,7 +83,7 @@ impl TypedTool for ListCrons {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "list_crons".into(),
-            description: "List scheduled cron jobs.".into(),
+            description: self.0.speaks().list_description().into(),
             input_schema: json!({"type": "object", "properties": {}, "required": []}),
         }
     }

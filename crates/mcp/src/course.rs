@@ -203,15 +203,20 @@ fn schema_with(field: &str) -> Value {
 
 /// The course's `docs` server: `search(query)` and `get_version()`, both `readOnlyHint`.
 pub fn docs() -> InProcess {
+    docs_in(false)
+}
+
+/// [`docs`] as the course's s15 defines it when `s15`: `get_version`'s schema has
+/// `"required": []`.
+pub fn docs_in(s15: bool) -> InProcess {
+    let mut no_input = json!({"type": "object", "properties": {}});
+    if s15 {
+        no_input["required"] = json!([]);
+    }
     let mut server = InProcess::new("docs");
     let tools = vec![
         def("search", "Search the documentation.", schema_with("query"), json!({"readOnlyHint": true})),
-        def(
-            "get_version",
-            "Get the documentation API version.",
-            json!({"type": "object", "properties": {}}),
-            json!({"readOnlyHint": true}),
-        ),
+        def("get_version", "Get the documentation API version.", no_input, json!({"readOnlyHint": true})),
     ];
     let handlers = vec![
         (
@@ -246,8 +251,13 @@ pub fn deploy() -> InProcess {
 
 /// The course server named `name`, or `None` for a name that is not `docs` or `deploy`.
 pub fn course_server(name: &str) -> Option<InProcess> {
+    course_server_in(name, false)
+}
+
+/// [`course_server`], in the course's s15 definitions when `s15` ([`docs_in`]).
+pub fn course_server_in(name: &str, s15: bool) -> Option<InProcess> {
     match name {
-        "docs" => Some(docs()),
+        "docs" => Some(docs_in(s15)),
         "deploy" => Some(deploy()),
         _ => None,
     }

@@ -10,7 +10,7 @@ use agent_core::approve::{Answer, Approver, Question, Reply};
 
 use crate::client::McpClient;
 use crate::config::ServerConfig;
-use crate::course::{COURSE_SERVERS, course_server};
+use crate::course::{COURSE_SERVERS, course_server_in};
 use crate::pool::{HostPolicy, PoolError, PoolTool, assemble};
 use crate::stdio::{Limits, StdioClient};
 
@@ -32,6 +32,8 @@ pub struct Hub {
     cwd: PathBuf,
     limits: Limits,
     policy: HostPolicy,
+    /// The course's s15 definitions of its servers' tools ([`Hub::s15`]).
+    s15: bool,
 }
 
 impl std::fmt::Debug for Hub {
@@ -47,7 +49,15 @@ impl Hub {
     /// A hub offering the course's servers and `configured` (from [`crate::config::load`]);
     /// real servers start in `cwd`, within `limits`; `policy` is the host's table.
     pub fn new(configured: Vec<ServerConfig>, cwd: PathBuf, limits: Limits, policy: HostPolicy) -> Self {
-        Self { configured, connected: Vec::new(), approved: HashSet::new(), cwd, limits, policy }
+        Self { configured, connected: Vec::new(), approved: HashSet::new(), cwd, limits, policy, s15: false }
+    }
+
+    /// The same hub serving the course's servers as its s15 defines them (`get_version`'s
+    /// schema says `"required": []`).
+    #[must_use]
+    pub fn s15(mut self) -> Self {
+        self.s15 = true;
+        self
     }
 
     /// Every server name `connect_mcp` accepts: `docs`, `deploy`, then the configured ones.
@@ -96,7 +106,7 @@ impl Hub {
         if self.connected.iter().any(|c| c.name() == name) {
             return text(format!("MCP server '{name}' already connected"));
         }
-        let client: Arc<dyn McpClient> = if let Some(server) = course_server(name) {
+        let client: Arc<dyn McpClient> = if let Some(server) = course_server_in(name, self.s15) {
             Arc::new(server)
         } else if let Some(config) = self.configured.iter().find(|c| c.name == name).cloned() {
             if !self.approved.contains(name) {

@@ -75,9 +75,21 @@ impl McpTools {
     /// # Errors
     /// A `.mcp.json` that cannot be read or parsed: the message names the file and the fix.
     pub fn for_setup(setup: &Setup, approver: Box<dyn Approver>) -> Result<Self, String> {
+        Self::for_setup_with(setup, approver, |hub| hub)
+    }
+
+    /// [`McpTools::for_setup`] with the hub as `adjust` leaves it (the course's s15: [`Hub::s15`]).
+    ///
+    /// # Errors
+    /// A `.mcp.json` that cannot be read or parsed: the message names the file and the fix.
+    pub fn for_setup_with(
+        setup: &Setup,
+        approver: Box<dyn Approver>,
+        adjust: impl FnOnce(Hub) -> Hub,
+    ) -> Result<Self, String> {
         let root = setup.workspace.root().to_path_buf();
         let configured = config::load(&root, &|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
-        let hub = Hub::new(configured, root, Limits::from_env(), HostPolicy::course());
+        let hub = adjust(Hub::new(configured, root, Limits::from_env(), HostPolicy::course()));
         Ok(Self::new(hub, approver, setup.events.clone()))
     }
 

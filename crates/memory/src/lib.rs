@@ -46,7 +46,9 @@ use agent_core::extension::{AnswerContext, Extension, TurnContext};
 use agent_core::messages::UsageTotals;
 
 pub use extract::{consolidate_memories, extract_memories, should_store_memory, validate_memory_record};
-pub use recall::{Calls, MEMORY_GUIDANCE, build_system, load_memories, select_relevant_memories};
+pub use recall::{
+    Calls, MEMORY_GUIDANCE, build_system, build_system_with, load_memories, select_relevant_memories,
+};
 pub use secrets::Secrets;
 pub use store::{MemoryRecord, MemoryStore, MemoryType, NewRecord, memory_slug};
 
@@ -168,7 +170,14 @@ impl Memory {
     /// The extension for the agent: recall in [`Extension::before_turn`], extraction and
     /// consolidation in [`Extension::after_answer`].
     pub fn extension(&self) -> MemoryExtension {
-        MemoryExtension { memory: self.clone() }
+        MemoryExtension { memory: self.clone(), guidance: Some(MEMORY_GUIDANCE) }
+    }
+
+    /// [`Memory::extension`] for a SYSTEM that carries its own memory guidance (the course's
+    /// s15, whose prompt has a memory section of its own words): the turn's SYSTEM gains only
+    /// the catalog and the recalled records.
+    pub fn extension_without_guidance(&self) -> MemoryExtension {
+        MemoryExtension { memory: self.clone(), guidance: None }
     }
 
     /// The REPL commands: `/memory` (the records), `/memory forget NAME`, `/history` (this turn's
@@ -264,6 +273,8 @@ pub fn listing(store: &MemoryStore, records: &[MemoryRecord]) -> String {
 /// each final answer. Every failure is reported as a line and the turn goes on.
 pub struct MemoryExtension {
     memory: Memory,
+    /// The guidance section SYSTEM gets before the catalog ([`MEMORY_GUIDANCE`]), if any.
+    guidance: Option<&'static str>,
 }
 
 impl MemoryExtension {
@@ -283,7 +294,7 @@ impl Extension for MemoryExtension {
             Ok(loaded) => loaded,
             Err(e) => {
                 Self::say(events, &format!("[Memory recall skipped: {e}]"));
-                *turn.system = build_system(turn.system, "", "");
+                *turn.system = build_system_with(turn.system, self.guidance, "", "");
                 return Ok(());
             }
         };
@@ -333,7 +344,7 @@ impl Extension for MemoryExtension {
                 &format!("[Memory: recalled {} of {}{list}]", recalled.sources.len(), loaded.records.len()),
             );
         }
-        *turn.system = build_system(turn.system, &loaded.index, &recalled.json);
+        *turn.system = build_system_with(turn.system, self.guidance, &loaded.index, &recalled.json);
         Ok(())
     }
 

@@ -306,7 +306,14 @@ pub fn load_memories(store: &MemoryStore, files: &[String]) -> Result<Recalled, 
 /// (the chapter's SYSTEM), [`MEMORY_GUIDANCE`], `Memory catalog:\n{index}` when there is an
 /// index, `Relevant memory records:\n{relevant}` when something was recalled.
 pub fn build_system(base: &str, index: &str, relevant: &str) -> String {
-    let mut sections = vec![base.to_owned(), MEMORY_GUIDANCE.to_owned()];
+    build_system_with(base, Some(MEMORY_GUIDANCE), index, relevant)
+}
+
+/// [`build_system`] with `guidance` in place of [`MEMORY_GUIDANCE`], or no guidance section for
+/// `None` (the course's s15 words its own in its base SYSTEM).
+pub fn build_system_with(base: &str, guidance: Option<&str>, index: &str, relevant: &str) -> String {
+    let mut sections = vec![base.to_owned()];
+    sections.extend(guidance.map(str::to_owned));
     if !index.is_empty() {
         sections.push(format!("Memory catalog:\n{index}"));
     }

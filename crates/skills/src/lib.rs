@@ -366,7 +366,14 @@ impl SkillLoader {
 
     /// The `load_skill` tool for the dispatch map.
     pub fn load_skill_tool(&self) -> LoadSkillTool {
-        LoadSkillTool { loader: self.clone() }
+        LoadSkillTool { loader: self.clone(), s15: false }
+    }
+
+    /// The `load_skill` tool in the course's s15 words: described
+    /// [`LOAD_SKILL_DESCRIPTION_S15`], its input `{name: string}`, and a name not in the catalog
+    /// answered (not as an error) `Skill not found: NAME. Available: a, b` (or `(none)`).
+    pub fn load_skill_tool_s15(&self) -> LoadSkillTool {
+        LoadSkillTool { loader: self.clone(), s15: true }
     }
 
     /// `/skills`: the catalog with each skill's size, file and loads, and what was skipped.
@@ -593,12 +600,26 @@ pub struct LoadSkillArgs {
 /// and the size: `> load_skill: code-review, 1240 bytes`.
 pub struct LoadSkillTool {
     loader: SkillLoader,
+    /// The course's s15 words ([`SkillLoader::load_skill_tool_s15`]).
+    s15: bool,
 }
+
+/// `load_skill`'s description in the course's s15.
+pub const LOAD_SKILL_DESCRIPTION_S15: &str = "Load the full content of a skill by name.";
 
 impl TypedTool for LoadSkillTool {
     type Args = LoadSkillArgs;
 
     fn spec(&self) -> ToolSpec {
+        if self.s15 {
+            return ToolSpec {
+                name: LOAD_SKILL_TOOL_NAME.into(),
+                description: LOAD_SKILL_DESCRIPTION_S15.into(),
+                input_schema: serde_json::json!({
+                    "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]
+                }),
+            };
+        }
         ToolSpec {
             name: LOAD_SKILL_TOOL_NAME.into(),
             description: LOAD_SKILL_DESCRIPTION.into(),
@@ -614,7 +635,18 @@ impl TypedTool for LoadSkillTool {
     }
 
     async fn run(self: Arc<Self>, args: LoadSkillArgs) -> Result<String, ToolError> {
-        self.loader.load_skill(&args.name).map(str::to_owned).map_err(ToolError::failed)
+        match self.loader.load_skill(&args.name) {
+            Ok(content) => Ok(content.to_owned()),
+            Err(unknown) if self.s15 => {
+                let available = if unknown.available.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    unknown.available.join(", ")
+                };
+                Ok(format!("Skill not found: {}. Available: {available}", unknown.name))
+            }
+            Err(unknown) => Err(ToolError::failed(unknown)),
+        }
     }
 }
 

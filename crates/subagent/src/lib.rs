@@ -53,6 +53,16 @@ pub const NO_SUMMARY: &str = "(no summary)";
 /// How many characters of a child's tool output its `  [sub] NAME: PREVIEW` line shows.
 pub const SUB_PREVIEW_CHARS: usize = 100;
 
+/// The result of a child whose last answer has no text, in the course's s15.
+pub const NO_SUMMARY_S15: &str = "Subagent finished without a text summary.";
+
+/// The child's SYSTEM prompt in the course's s15 (COURSE-s10-s17 §6.3).
+pub fn child_system_s15(workdir: &str) -> String {
+    format!(
+        "You are a coding subagent at {workdir}. Environment: {ENVIRONMENT}. Complete the task, then return a concise final summary. Do not spawn more agents."
+    )
+}
+
 /// The child's SYSTEM prompt (COURSE §4.1).
 pub fn child_system(workdir: &str) -> String {
     format!(
@@ -114,6 +124,8 @@ pub struct Subagents {
     hooks: Shared<HookRegistry>,
     events: Events,
     runs: Arc<Mutex<Vec<SubagentRun>>>,
+    /// The result of a child whose last answer has no text ([`NO_SUMMARY`] by default).
+    no_summary: &'static str,
 }
 
 impl Subagents {
@@ -128,7 +140,18 @@ impl Subagents {
             hooks: kernel.hooks.clone(),
             events: Arc::clone(&setup.events),
             runs: Arc::default(),
+            no_summary: NO_SUMMARY,
         }
+    }
+
+    /// The same children with the SYSTEM prompt `system` and `no_summary` as the result of a
+    /// child whose last answer has no text: the course's s15 words both its own way
+    /// ([`child_system_s15`], [`NO_SUMMARY_S15`]).
+    #[must_use]
+    pub fn worded(mut self, system: String, no_summary: &'static str) -> Self {
+        self.system = system;
+        self.no_summary = no_summary;
+        self
     }
 
     /// The `task` tool for the parent's dispatch map.
@@ -160,7 +183,7 @@ impl Subagents {
         let mut messages = vec![Message::user_text(prompt)];
         let outcome = child.agent_loop(&mut messages).await;
         let usage = child.session_usage();
-        let (result, ending) = ending(outcome, usage.requests);
+        let (result, ending) = ending(outcome, usage.requests, self.no_summary);
         SubagentRun { prompt: prompt.to_owned(), messages, result, ending, usage }
     }
 
@@ -220,7 +243,7 @@ impl Subagents {
 }
 
 /// The task's result and ending from the child loop's outcome, after `requests` model calls.
-fn ending(outcome: Result<MessagesResponse, ApiError>, requests: u32) -> (String, Ending) {
+fn ending(outcome: Result<MessagesResponse, ApiError>, requests: u32, no_summary: &str) -> (String, Ending) {
     match outcome {
         Err(e) => (format!("Error: {e}"), Ending::Failed(e.to_string())),
         Ok(last) if last.tool_uses().next().is_some() && requests >= MAX_SUBAGENT_TURNS => {
@@ -228,7 +251,7 @@ fn ending(outcome: Result<MessagesResponse, ApiError>, requests: u32) -> (String
         }
         Ok(last) => {
             let text = last.text();
-            (if text.trim().is_empty() { NO_SUMMARY.to_owned() } else { text }, Ending::Answered)
+            (if text.trim().is_empty() { no_summary.to_owned() } else { text }, Ending::Answered)
         }
     }
 }

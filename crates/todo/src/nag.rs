@@ -35,18 +35,54 @@ pub enum ResetPolicy {
     ResetAfterRemind,
 }
 
+/// What the counter counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counting {
+    /// Course s03 and s05: rounds without a todo call, from 0 at each user turn.
+    Rounds,
+    /// Course s15: each call of another tool that ran counts one, a todo call puts the count back
+    /// to 0 where it stands in the round, and the count carries over from one turn to the next
+    /// (the course keeps it in a module global).
+    Calls,
+}
+
 /// The rounds-since-todo counter (`rounds_since_todo` in the course) with its threshold and policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nag {
     threshold: u32,
     policy: ResetPolicy,
     count: u32,
+    counting: Counting,
 }
 
 impl Nag {
     /// A counter at 0 that reminds once `threshold` rounds in a row had no todo call.
     pub fn new(threshold: u32, policy: ResetPolicy) -> Self {
-        Nag { threshold, policy, count: 0 }
+        Nag { threshold, policy, count: 0, counting: Counting::Rounds }
+    }
+
+    /// Course s15: threshold 3, [`ResetPolicy::ResetAfterRemind`], [`Counting::Calls`].
+    pub fn s15() -> Self {
+        Nag { counting: Counting::Calls, ..Nag::s05() }
+    }
+
+    /// What the counter counts.
+    pub fn counting(&self) -> Counting {
+        self.counting
+    }
+
+    /// [`Counting::Calls`]: records one round's calls, in order (`true` for a todo call), and
+    /// says whether to remind; under [`ResetPolicy::ResetAfterRemind`] a reminder puts the count
+    /// back to 0.
+    pub fn after_calls(&mut self, todo_calls: impl IntoIterator<Item = bool>) -> bool {
+        for todo in todo_calls {
+            self.count = if todo { 0 } else { self.count.saturating_add(1) };
+        }
+        let remind = self.count >= self.threshold;
+        if remind && self.policy == ResetPolicy::ResetAfterRemind {
+            self.count = 0;
+        }
+        remind
     }
 
     /// Course s03: threshold 3, [`ResetPolicy::KeepNagging`] (reminds in rounds 3, 4, 5, …).
@@ -61,7 +97,9 @@ impl Nag {
 
     /// Starts a user turn: the counter goes to 0 (the course keeps it local to `agent_loop`).
     pub fn begin_turn(&mut self) {
-        self.count = 0;
+        if self.counting == Counting::Rounds {
+            self.count = 0;
+        }
     }
 
     /// Records one round and says whether to append the reminder to its results.

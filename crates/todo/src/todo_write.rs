@@ -22,6 +22,9 @@ pub const TODO_WRITE_TOOL_NAME: &str = "todo_write";
 /// The tool's description in the `tools` list (course s05), exact.
 pub const TODO_WRITE_DESCRIPTION: &str = "Create and manage a task list for your current coding session.";
 
+/// The tool's description in the course's s15 (COURSE-s10-s17 §6.3), exact.
+pub const TODO_WRITE_DESCRIPTION_S15: &str = "Create and manage a task list for the current session.";
+
 /// The heading the terminal shows above the list (course s05 prints it in yellow).
 pub const DISPLAY_HEADING: &str = "## Current Tasks";
 
@@ -147,6 +150,45 @@ impl TodoWriteManager {
         Ok(self.render())
     }
 
+    /// The course's s15 `run_todo_write`, whose checks and words differ from s05's (COURSE-s10-s17
+    /// §6.3): a string is read as JSON, then as a Python literal; then, in order, `todos must be a
+    /// list`, `todos[i] must be an object`, `todos[i] missing 'content' or 'status'`,
+    /// `todos[i] has invalid status 'S'` (the status exactly as given, not lower-cased). No cap on
+    /// the count, no rule on `in_progress`, an empty `content` accepted. On success the plan is
+    /// replaced and the result is `Updated N todos`; on error the plan is unchanged.
+    ///
+    /// # Errors
+    /// The course's message, without the `Error: ` the tool output puts before it.
+    pub fn update_s15(&mut self, todos: &Value) -> Result<String, String> {
+        let parsed;
+        let todos = match todos {
+            Value::String(s) => {
+                parsed = pyliteral::parse_string_input(s)
+                    .map_err(|_| "todos must be a list or JSON array string".to_owned())?;
+                &parsed
+            }
+            other => other,
+        };
+        let raw = todos.as_array().ok_or_else(|| "todos must be a list".to_owned())?;
+        let mut items = Vec::with_capacity(raw.len());
+        for (index, todo) in raw.iter().enumerate() {
+            let todo = todo.as_object().ok_or_else(|| format!("todos[{index}] must be an object"))?;
+            let (Some(content), Some(status)) = (todo.get("content"), todo.get("status")) else {
+                return Err(format!("todos[{index}] missing 'content' or 'status'"));
+            };
+            // Python's `str()` of what was given: a string as it is, anything else as its repr.
+            let text = |v: &Value| v.as_str().map_or_else(|| pyjson::repr(v), str::to_owned);
+            let exact = status.as_str().filter(|s| ["pending", "in_progress", "completed"].contains(s));
+            let Some(status) = exact.and_then(Status::parse) else {
+                return Err(format!("todos[{index}] has invalid status '{}'", text(status)));
+            };
+            let content = text(content);
+            items.push(TodoWriteItem { content, status });
+        }
+        self.items = items;
+        Ok(format!("Updated {} todos", self.items.len()))
+    }
+
     /// The `todo_write` tool's output string (course `run_todo_write`): the render on success,
     /// `Error: <message>` on rejection.
     pub fn tool_output(&mut self, todos: &Value) -> String {
@@ -166,6 +208,28 @@ impl TodoWriteManager {
     pub fn display(&self) -> String {
         format!("{DISPLAY_HEADING}\n{}", self.render())
     }
+}
+
+/// The `input_schema` of the `todo_write` tool in the course's s15: s05's without `maxItems` and
+/// `minLength`.
+pub fn todo_write_schema_s15() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "todos": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string"},
+                        "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
+                    },
+                    "required": ["content", "status"]
+                }
+            }
+        },
+        "required": ["todos"]
+    })
 }
 
 /// The `input_schema` of the `todo_write` tool, as course s05 sends it: `todos` is an array with

@@ -12,13 +12,15 @@ use std::sync::{Arc, Mutex};
 use agent_cli::repl::SlashCommand;
 use agent_cli::ui::{DIM, GREEN, Ui, YELLOW, paint};
 use agent_core::dispatch::{FnTool, Tool, ToolError};
-use agent_core::extension::{CallRecord, Extension};
+use agent_core::error::ApiError;
+use agent_core::extension::{CallRecord, Extension, LoopContext};
+use agent_core::messages::Message;
 use agent_core::messages::ToolSpec;
 use agent_core::sanitize::sanitize;
 use serde_json::Value;
 
 use crate::Status;
-use crate::nag::{Nag, REMINDER};
+use crate::nag::{Counting, Nag, REMINDER};
 use crate::todo::{self, TodoManager};
 use crate::todo_write::{self, TodoWriteManager};
 
@@ -34,7 +36,7 @@ pub fn todo_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
     };
     let manager = Arc::new(Mutex::new(TodoManager::new()));
     (
-        plan_tool(spec, "items", None, ui, Arc::clone(&manager), TodoManager::update),
+        plan_tool(spec, "items", None, ui, Arc::clone(&manager), TodoManager::update, TodoManager::render),
         NagExtension::new(Nag::s03(), todo::TODO_TOOL_NAME, forget(&manager, TodoManager::new)),
         todos_command(None, manager, TodoManager::render),
     )
@@ -52,9 +54,46 @@ pub fn todo_write_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
     };
     let heading = Some(todo_write::DISPLAY_HEADING);
     let manager = Arc::new(Mutex::new(TodoWriteManager::new()));
-    let tool = plan_tool(spec, "todos", heading, ui, Arc::clone(&manager), TodoWriteManager::update);
+    let tool = plan_tool(
+        spec,
+        "todos",
+        heading,
+        ui,
+        Arc::clone(&manager),
+        TodoWriteManager::update,
+        TodoWriteManager::render,
+    );
     let nag = NagExtension::new(
         Nag::s05(),
+        todo_write::TODO_WRITE_TOOL_NAME,
+        forget(&manager, TodoWriteManager::new),
+    );
+    (tool, nag, todos_command(heading, manager, TodoWriteManager::render))
+}
+
+/// The course's s15 `todo_write`: s05's tool under s15's definition (`Create and manage a task
+/// list for the current session.`, no `maxItems` or `minLength`), checks and result
+/// ([`TodoWriteManager::update_s15`]: `Updated N todos`); the terminal still shows the list under
+/// `## Current Tasks`. The nag counts calls ([`Nag::s15`]); `/todos` is s05's.
+pub fn todo_write_tool_s15(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
+    let spec = ToolSpec {
+        name: todo_write::TODO_WRITE_TOOL_NAME.to_owned(),
+        description: todo_write::TODO_WRITE_DESCRIPTION_S15.to_owned(),
+        input_schema: todo_write::todo_write_schema_s15(),
+    };
+    let heading = Some(todo_write::DISPLAY_HEADING);
+    let manager = Arc::new(Mutex::new(TodoWriteManager::new()));
+    let tool = plan_tool(
+        spec,
+        "todos",
+        heading,
+        ui,
+        Arc::clone(&manager),
+        TodoWriteManager::update_s15,
+        TodoWriteManager::render,
+    );
+    let nag = NagExtension::new(
+        Nag::s15(),
         todo_write::TODO_WRITE_TOOL_NAME,
         forget(&manager, TodoWriteManager::new),
     );
@@ -73,7 +112,8 @@ fn todos_command<M: Send + 'static>(
     })
 }
 
-/// One plan tool: takes `input[field]`, runs `update` on the shared manager, shows the render.
+/// One plan tool: takes `input[field]`, runs `update` on the shared manager (whose text is the
+/// tool's result), and shows `show`'s render of the plan under `title`.
 fn plan_tool<M, E>(
     spec: ToolSpec,
     field: &'static str,
@@ -81,6 +121,7 @@ fn plan_tool<M, E>(
     ui: Ui,
     manager: Arc<Mutex<M>>,
     update: fn(&mut M, &Value) -> Result<String, E>,
+    show: fn(&M) -> String,
 ) -> impl Tool + use<M, E>
 where
     M: Send + 'static,
@@ -94,11 +135,11 @@ where
                 .get(field)
                 .ok_or_else(|| ToolError::InvalidInput(format!("missing field `{field}`")))?;
             let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
-            let render = update(&mut manager, value)
+            let result = update(&mut manager, value)
                 .map_err(|e| ToolError::failed(agent_core::tools::cap_output(&e.to_string())))?;
-            show_plan(&ui, title, &render);
-            // The render echoes the model's items: capped like any tool output.
-            Ok(agent_core::tools::cap_output(&render))
+            show_plan(&ui, title, &show(&manager));
+            // The result may echo the model's items: capped like any tool output.
+            Ok(agent_core::tools::cap_output(&result))
         })
     })
     .displaying_output()
@@ -135,6 +176,8 @@ fn show_plan(ui: &Ui, title: Option<&str>, render: &str) {
 /// `PreToolUse` hook does not (course §3).
 pub struct NagExtension {
     nag: Nag,
+    /// [`Counting::Calls`]: a reminder is due before the next request.
+    due: bool,
     tool: &'static str,
     /// Empties the plan its tool keeps, for a new conversation.
     forget: Box<dyn Fn() + Send>,
@@ -145,7 +188,7 @@ impl NagExtension {
     /// `forget` empties the tool's plan on `/clear`. Private: [`todo_tool`] and
     /// [`todo_write_tool`] pair each tool with its nag.
     fn new(nag: Nag, tool: &'static str, forget: Box<dyn Fn() + Send>) -> Self {
-        Self { nag, tool, forget }
+        Self { nag, tool, forget, due: false }
     }
 }
 
@@ -155,6 +198,7 @@ fn forget<M: Send + 'static>(manager: &Arc<Mutex<M>>, empty: fn() -> M) -> Box<d
     Box::new(move || *manager.lock().unwrap_or_else(|p| p.into_inner()) = empty())
 }
 
+#[async_trait::async_trait]
 impl Extension for NagExtension {
     fn begin_turn(&mut self) {
         self.nag.begin_turn();
@@ -166,7 +210,23 @@ impl Extension for NagExtension {
         self.nag.begin_turn();
     }
 
+    /// [`Counting::Calls`] (the course's s15): the reminder due after the last round joins the
+    /// history as a user message of its own, before the next request.
+    async fn pre_inference(&mut self, context: &mut LoopContext<'_>) -> Result<(), ApiError> {
+        if std::mem::take(&mut self.due) {
+            context.history.push(Message::user_text(REMINDER));
+        }
+        Ok(())
+    }
+
     fn after_round(&mut self, calls: &[CallRecord]) -> Option<String> {
+        if self.nag.counting() == Counting::Calls {
+            // s15: the calls that ran, `compact` aside (the loop takes it, past every hook); the
+            // reminder is a user message of its own at the top of the next round.
+            let counted = calls.iter().filter(|c| c.ran && c.name != "compact");
+            self.due |= self.nag.after_calls(counted.map(|c| c.name == self.tool));
+            return None;
+        }
         let used = calls.iter().any(|c| c.ran && c.name == self.tool);
         self.nag.after_round(used).then(|| REMINDER.to_owned())
     }

@@ -52,11 +52,14 @@ fn the_exit_status_of_a_background_command_arrives_later_as_an_automatic_turn() 
     let out = child.wait_with_output().unwrap();
     assert!(status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("[background] [Background] bg_0001 exit code 3"), "{stdout}");
+    assert!(stdout.contains("[background] bg_0001 failed: waking the agent"), "{stdout}");
     assert!(stdout.contains("it failed with 3"), "{stdout}");
     let woken = server.requests()[2].body["messages"].as_array().cloned().unwrap_or_default();
     let last = woken.last().map(texts).unwrap_or_default();
-    assert_eq!(last, [format!("[Background] bg_0001 exit code 3: {command}\nfinished")]);
+    let note = format!(
+        "<task_notification>\n  <task_id>bg_0001</task_id>\n  <status>failed</status>\n  <command>{command}</command>\n  <summary>Error: command exited with status 3\nfinished</summary>\n</task_notification>"
+    );
+    assert_eq!(last, [note]);
     server.assert_done();
     server.assert_api_rules();
 }

@@ -123,6 +123,9 @@ pub enum ReadLines {
         /// The largest `limit` (s17: 500).
         max_limit: u64,
     },
+    /// Course s15: input `path`, `limit`?, `offset`?; the lines from `offset` (0-based, default
+    /// 0), then as [`ReadLines::Head`]: the first `limit` of them and `... (N more lines)`.
+    Skip,
 }
 
 /// How many occurrences of `old_text` `edit_file` accepts.

@@ -64,6 +64,7 @@ pub fn read_file(ws: &Workspace) -> impl Tool + use<> {
 pub fn read_file_with(ws: &Workspace, lines: ReadLines) -> impl Tool + use<> {
     match lines {
         ReadLines::Head => ReadFileTool::Head(Arc::new(ReadFile(ws.clone()))),
+        ReadLines::Skip => ReadFileTool::Skip(Arc::new(ReadSkip(ws.clone()))),
         ReadLines::Window { default_limit, max_limit } => ReadFileTool::Window(Arc::new(ReadWindow {
             ws: ws.clone(),
             default_limit,
@@ -76,6 +77,7 @@ pub fn read_file_with(ws: &Workspace, lines: ReadLines) -> impl Tool + use<> {
 enum ReadFileTool {
     Head(Arc<ReadFile>),
     Window(Arc<ReadWindow>),
+    Skip(Arc<ReadSkip>),
 }
 
 impl Tool for ReadFileTool {
@@ -83,6 +85,7 @@ impl Tool for ReadFileTool {
         match self {
             ReadFileTool::Head(t) => TypedTool::spec(&**t),
             ReadFileTool::Window(t) => TypedTool::spec(&**t),
+            ReadFileTool::Skip(t) => TypedTool::spec(&**t),
         }
     }
 
@@ -90,6 +93,7 @@ impl Tool for ReadFileTool {
         match &*self {
             ReadFileTool::Head(t) => Tool::prepare(Arc::clone(t), input),
             ReadFileTool::Window(t) => Tool::prepare(Arc::clone(t), input),
+            ReadFileTool::Skip(t) => Tool::prepare(Arc::clone(t), input),
         }
     }
 }
@@ -132,6 +136,51 @@ impl TypedTool for ReadFile {
         }
         let given = path.given().to_owned();
         run_blocking("read_file", move || read(file, &meta, &given, limit)).await
+    }
+}
+
+/// `read_file` with s15's 0-based `offset` ([`ReadLines::Skip`]).
+struct ReadSkip(Workspace);
+
+/// The input of s15's `read_file`.
+#[derive(Deserialize)]
+struct SkipArgs {
+    path: String,
+    limit: Option<u64>,
+    offset: Option<i64>,
+}
+
+impl TypedTool for ReadSkip {
+    type Args = SkipArgs;
+
+    fn spec(&self) -> ToolSpec {
+        spec(
+            "read_file",
+            "Read file contents.",
+            json!({"path": {"type": "string"}, "limit": {"type": "integer"}, "offset": {"type": "integer"}}),
+            &["path"],
+        )
+    }
+
+    fn subject(&self, args: &SkipArgs) -> Subject {
+        Subject::Path(args.path.clone())
+    }
+
+    /// The head read of `offset + limit` lines, less its first `offset`: the note of the lines
+    /// left (`... (N more lines)`) is then the course's `len(lines[offset:]) - limit`.
+    async fn run(self: Arc<Self>, args: SkipArgs) -> Result<String, ToolError> {
+        let skip = u64::try_from(args.offset.unwrap_or(0)).unwrap_or(0);
+        let limit = args.limit.filter(|&l| l > 0).map(|l| l.saturating_add(skip));
+        let path = self.0.open_path(&args.path)?;
+        let (file, meta) = open_regular(&path)?;
+        let given = path.given().to_owned();
+        let text = run_blocking("read_file", move || read(file, &meta, &given, limit)).await?;
+        let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+        Ok(if skip == 0 {
+            text
+        } else {
+            text.splitn(skip.saturating_add(1), '\n').nth(skip).unwrap_or("").to_owned()
+        })
     }
 }
 

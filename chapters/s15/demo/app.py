@@ -1,0 +1,5 @@
+VERSION = "1.2"
+
+
+def greet(name):
+    return f"Hello, {name}!"
