@@ -23,18 +23,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agent_cli::chapter::{
-    self, ApprovalArgs, Banner, Chapter, CommonArgs, Demo, ENVIRONMENT, Harness, Setup,
-};
+use agent_cli::chapter::{self, Banner, Chapter, CommonArgs, Composed, Demo, Setup};
 use agent_cli::cli;
 use agent_cli::repl::SlashCommand;
 use agent_cli::ui::Ui;
 use agent_core::events::{self, Level};
 use agent_core::workspace::Workspace;
+use integrated::IntegratedArgs;
 use serde_json::{Value, json};
 use workflow::runner::{AgentRunner, RunnerFactory};
 use workflow::state::Reporter;
 use workflow::store::{RunStore, render_runs};
+use workflow::tool::WorkflowExtension;
 use workflow::{ApiAgentRunner, MockAgentRunner, WorkflowRuntime, WorkflowTool};
 
 const CHAPTER: Chapter = Chapter {
@@ -49,11 +49,11 @@ const CHAPTER: Chapter = Chapter {
     },
 };
 
-/// s16's arguments: the permission flags, and the offline subcommands.
+/// s16's arguments: s15's flags, and the offline subcommands.
 #[derive(Debug, clap::Args)]
 struct S16Args {
     #[command(flatten)]
-    approval: ApprovalArgs,
+    integrated: IntegratedArgs,
     #[command(subcommand)]
     offline: Option<Offline>,
 }
@@ -75,12 +75,13 @@ fn main() -> ExitCode {
     if let Some(offline) = args.offline {
         return run_offline(offline, &common);
     }
-    cli::run(&CHAPTER, &common, |setup| compose(setup, &args.approval))
+    cli::run(&CHAPTER, &common, |setup| compose(setup, &args.integrated))
 }
 
-/// The REPL host: the kernel's tools and hooks with `Workflow` appended last, and `/runs`.
-fn compose(setup: &Setup, approval: &ApprovalArgs) -> Harness {
-    let kernel = setup.kernel(approval);
+/// The s15 host with `Workflow` appended last to its tools (after the MCP tools each request
+/// gets), progress lines as a run goes, and `/runs`.
+fn compose(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String> {
+    let mut composed = integrated::harness(setup, args)?;
     let runner: RunnerFactory = if setup.demo {
         // The offline demo has recorded turns for the loop only: its agents are the mock's.
         Arc::new(|| Arc::new(MockAgentRunner) as Arc<dyn AgentRunner>)
@@ -94,22 +95,16 @@ fn compose(setup: &Setup, approval: &ApprovalArgs) -> Harness {
     let reporter: Reporter = Arc::new(move |event| events::line(&*sink, Level::Mechanism, &event.line()));
     let runtime = WorkflowRuntime::new(setup.workspace.clone(), runner).reporter(reporter);
     let workspace = setup.workspace.clone();
-    Harness {
-        system: format!(
-            "You are a coding agent at {}. Environment: {ENVIRONMENT}. Use tools to solve tasks. Act, don't explain.",
-            setup.workdir()
-        ),
-        tools: kernel.tools.with(WorkflowTool::new(runtime)),
-        extensions: vec![Box::new(kernel.hooks)],
-        commands: vec![SlashCommand::new(
-            "runs",
-            "the workflow runs in .runtime/: status, agents and tokens",
-            move |ui: &Ui| match runs_view(&workspace) {
-                Ok(text) => ui.say(&text),
-                Err(e) => ui.error(&e),
-            },
-        )],
-    }
+    composed.harness.extensions.push(Box::new(WorkflowExtension::new(WorkflowTool::new(runtime))));
+    composed.harness.commands.push(SlashCommand::new(
+        "runs",
+        "the workflow runs in .runtime/: status, agents and tokens",
+        move |ui: &Ui| match runs_view(&workspace) {
+            Ok(text) => ui.say(&text),
+            Err(e) => ui.error(&e),
+        },
+    ));
+    Ok(composed)
 }
 
 fn runs_view(workspace: &Workspace) -> Result<String, String> {

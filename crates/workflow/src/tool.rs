@@ -88,3 +88,28 @@ impl TypedTool for WorkflowTool {
         self.call(&input).await
     }
 }
+
+/// Appends `Workflow` last to every request's tools (course `install_workflow_tool`: s15's pool
+/// with `Workflow` after it). An extension rather than a tool of the dispatch map, so that it
+/// comes after the MCP tools, which s15 adds to each request: put it after s15's extensions.
+pub struct WorkflowExtension {
+    tool: WorkflowTool,
+}
+
+impl WorkflowExtension {
+    /// The extension adding `tool`.
+    pub fn new(tool: WorkflowTool) -> Self {
+        Self { tool }
+    }
+}
+
+#[async_trait::async_trait]
+impl agent_core::extension::Extension for WorkflowExtension {
+    async fn before_request(
+        &mut self,
+        request: &mut agent_core::extension::RequestContext<'_>,
+    ) -> Result<(), agent_core::error::ApiError> {
+        request.tools.register(self.tool.clone());
+        Ok(())
+    }
+}
