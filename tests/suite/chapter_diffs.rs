@@ -218,3 +218,22 @@ fn s14_to_s15_is_every_mechanism_composed_by_the_integrated_crate() {
         assert!(hits.is_empty(), "s15's main.rs holds {word:?}: {hits:#?}");
     }
 }
+
+#[test]
+fn s15_to_s16_is_the_workflow_tool_on_the_integrated_host() {
+    // s16 is the s15 host with Workflow appended last, /runs, and the offline demo and resume;
+    // the runtime itself (journal, schema, limits, the run lock) lives in the workflow crate.
+    assert_mentions(
+        "s15",
+        "s16",
+        &[
+            "integrated::harness",
+            "WorkflowTool",
+            "WorkflowExtension",
+            "\"runs\"",
+            "MockAgentRunner",
+            "ApiAgentRunner",
+        ],
+        &["SimpleJsonSchema", "sha2", "flock", "Semaphore", "journal_key", "McpTools"],
+    );
+}

@@ -26,6 +26,7 @@ const BANNERS: &[(&str, &str)] = &[
     ("s12", "s12: Cron Scheduler - run prompts on a local schedule"),
     ("s14", "s14: MCP tools"),
     ("s15", "s15: integrated harness"),
+    ("s16", "s16: workflow runtime"),
 ];
 
 #[test]

@@ -27,5 +27,6 @@ mod s11;
 mod s12;
 mod s14;
 mod s15;
+mod s16;
 mod s17;
 mod stream;
