@@ -141,8 +141,7 @@ fn agents(server: &MockServer) -> Vec<(RecordedRequest, String)> {
 
 /// The `tool_result` contents of the loop's last request.
 fn last_results(server: &MockServer) -> Vec<String> {
-    let last =
-        server.requests().into_iter().filter(|r| matches!(kind(r), Kind::Loop { .. })).next_back().unwrap();
+    let last = server.requests().into_iter().rfind(|r| matches!(kind(r), Kind::Loop { .. })).unwrap();
     let mut out = Vec::new();
     for message in last.body["messages"].as_array().unwrap() {
         for block in message["content"].as_array().into_iter().flatten() {

@@ -559,8 +559,8 @@ async fn test_workflow_failure_waits_for_agents_and_preserves_resume_results_pip
         Box::pin(async move {
             let ask = {
                 let ctx = ctx.clone();
-                stage(move |item: Value, _item, _index| {
-                    let label = item.as_str().unwrap_or_default().to_owned();
+                stage(move |value: Value, _item, _index| {
+                    let label = value.as_str().unwrap_or_default().to_owned();
                     ctx.agent(AgentCall::new(format!("{label} prompt")).label(label))
                 })
             };
