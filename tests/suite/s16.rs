@@ -283,3 +283,15 @@ fn a_branch_that_fails_while_its_sibling_runs_fails_the_run_after_it_and_resume_
     assert_eq!(asked.len(), 2, "{asked:#?}");
     assert!(asked.iter().all(|p| p.contains(" correctness ")), "{asked:#?}");
 }
+
+#[test]
+fn runs_lists_each_run_with_its_status_agents_and_tokens() {
+    let ws = tempfile::tempdir().unwrap();
+    let (_, run_id) = without_run_id(&offline(ws.path(), "demo"));
+    let server = MockServer::start(vec![]);
+    let out = e2e::run_with_stdin(chapter("s16", ws.path(), Some(&server.base_url())), "/runs\nq\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&format!("* {run_id}  review-changes  completed  agents=11  tokens=883")), "{text}");
+    assert_eq!(server.request_count(), 0);
+}
