@@ -292,6 +292,9 @@ fn runs_lists_each_run_with_its_status_agents_and_tokens() {
     let out = e2e::run_with_stdin(chapter("s16", ws.path(), Some(&server.base_url())), "/runs\nq\n");
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains(&format!("* {run_id}  review-changes  completed  agents=11  tokens=883")), "{text}");
+    assert!(
+        text.contains(&format!("* {run_id}  review-changes  completed  agents=11  tokens=883")),
+        "{text}"
+    );
     assert_eq!(server.request_count(), 0);
 }
