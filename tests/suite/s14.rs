@@ -7,23 +7,11 @@
 use std::fs;
 use std::path::Path;
 
-use e2e::{MockServer, RecordedRequest, chapter, example, one_turn, reply, run_with_stdin, stderr, stdout};
+use e2e::{
+    MockServer, RecordedRequest, chapter, example, one_turn, reply, run_with_stdin, stderr, stdout,
+    system_text as system, tool_names,
+};
 use serde_json::{Value, json};
-
-/// The names of the tools a request sent.
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
-    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
-}
-
-/// The request's SYSTEM prompt as text, whether sent as a string or as blocks.
-fn system(request: &RecordedRequest) -> String {
-    match &request.body["system"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
-        _ => String::new(),
-    }
-}
 
 /// The `tool_result` texts of the request's last message, in order.
 fn last_results(request: &RecordedRequest) -> Vec<String> {

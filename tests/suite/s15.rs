@@ -9,7 +9,8 @@
 use std::fs;
 
 use e2e::{
-    MockServer, RecordedRequest, Reply, chapter, one_turn, reply, run_with_stdin, stderr, stdout, texts,
+    MockServer, RecordedRequest, Reply, chapter, one_turn, one_turn_of, reply, run_with_stdin, stderr,
+    stdout, system_text, texts, tool_names,
 };
 use serde_json::{Value, json};
 
@@ -18,49 +19,16 @@ fn nothing_to_remember() -> Reply {
     reply::text("[]")
 }
 
-/// The names of the tools a request sent.
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
-    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
-}
-
-/// The request's SYSTEM prompt as text.
-fn system(request: &RecordedRequest) -> String {
-    match &request.body["system"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
-        _ => String::new(),
-    }
-}
-
 /// The requests of the agent's own loop: not the memory calls (extraction, recall), which have
 /// no tools.
 fn loop_requests(server: &MockServer) -> Vec<RecordedRequest> {
     server.requests().into_iter().filter(|r| !tool_names(r).is_empty()).collect()
 }
 
-/// The course's s15 tools, in its order (COURSE-s10-s17 §6.3), without the teammates' seven.
-const TOOLS: [&str; 19] = [
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "todo_write",
-    "task",
-    "load_skill",
-    "compact",
-    "create_task",
-    "update_task",
-    "list_tasks",
-    "get_task",
-    "claim_task",
-    "complete_task",
-    "schedule_cron",
-    "list_crons",
-    "cancel_cron",
-    "connect_mcp",
-];
+/// The course's s15 tools, in its order (COURSE-s10-s17 §6.3): its 26 built-ins.
+const TOOLS: &str = "bash read_file write_file edit_file glob todo_write task load_skill compact create_task \
+    update_task list_tasks get_task claim_task complete_task schedule_cron list_crons cancel_cron spawn_teammate \
+    list_teammates send_message request_shutdown request_plan review_plan create_worktree connect_mcp";
 
 #[test]
 fn the_first_request_sends_the_courses_tools_in_order_and_its_system_sections() {
@@ -68,8 +36,8 @@ fn the_first_request_sends_the_courses_tools_in_order_and_its_system_sections() 
     let server = MockServer::start(vec![reply::text("Hello."), nothing_to_remember()]);
     one_turn("s15", ws.path(), &server, "hi");
     let requests = loop_requests(&server);
-    assert_eq!(tool_names(&requests[0]), TOOLS);
-    let system = system(&requests[0]);
+    assert_eq!(tool_names(&requests[0]), TOOLS.split_whitespace().collect::<Vec<_>>());
+    let system = system_text(&requests[0]);
     let sections: Vec<&str> = system.split("\n\n").collect();
     assert!(sections[0].starts_with("You are a coding agent. Act, don't explain. Environment: "), "{system}");
     assert_eq!(sections[4], format!("Working directory: {}", ws.path().canonicalize().unwrap().display()));
@@ -93,14 +61,11 @@ fn two_overloaded_answers_then_a_success_switch_to_the_fallback_model() {
         reply::text("Answered by the fallback."),
         nothing_to_remember(),
     ]);
-    let out = chapter("s15", ws.path(), Some(&server.base_url()))
-        .env("FALLBACK_MODEL_ID", "fallback-model")
-        .args(["-p", "hello"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    server.assert_done();
-    server.assert_api_rules();
+    // The fallback takes over once the client's own retries of the overloaded answer are spent:
+    // with one retry, the course's two 529s.
+    let mut fallback = chapter("s15", ws.path(), Some(&server.base_url()));
+    fallback.env("FALLBACK_MODEL_ID", "fallback-model").env("ANTHROPIC_MAX_RETRIES", "1");
+    let out = one_turn_of(fallback, &server, "hello");
     let models: Vec<String> = loop_requests(&server)
         .iter()
         .map(|r| r.body["model"].as_str().unwrap_or_default().to_owned())
@@ -112,8 +77,12 @@ fn two_overloaded_answers_then_a_success_switch_to_the_fallback_model() {
 #[test]
 fn without_a_fallback_model_two_overloaded_answers_are_the_course_error_answer() {
     let ws = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![overloaded(), overloaded(), overloaded()]);
-    let out = chapter("s15", ws.path(), Some(&server.base_url())).args(["-p", "hello"]).output().unwrap();
+    let server = MockServer::start(vec![overloaded(), overloaded()]);
+    let out = chapter("s15", ws.path(), Some(&server.base_url()))
+        .env("ANTHROPIC_MAX_RETRIES", "1")
+        .args(["-p", "hello"])
+        .output()
+        .unwrap();
     server.assert_done();
     let shown = stdout(&out);
     assert!(shown.contains("[Error] OverloadedError: "), "{shown}\n{}", stderr(&out));
@@ -157,9 +126,12 @@ fn a_cut_off_answer_raises_the_cap_to_16000_then_the_model_continues() {
 
 #[test]
 fn a_prompt_too_long_error_compacts_once_and_sends_the_request_again() {
+    // The Messages API's own words for a prompt over the model's context window.
+    let too_long =
+        reply::error(400, "invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum");
     let ws = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        reply::error(400, "invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum"),
+        too_long,
         reply::text("The user asked for the release plan; nothing was done yet."),
         reply::text("Here is the plan."),
         nothing_to_remember(),
@@ -178,7 +150,7 @@ fn a_prompt_too_long_error_compacts_once_and_sends_the_request_again() {
 }
 
 #[test]
-fn a_finished_background_command_wakes_the_agent_exactly_once() {
+fn test_s15_completed_background_task_wakes_the_agent_once() {
     let ws = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         reply::tool_uses(&[("b1", "bash", json!({"command": "echo built-ok", "run_in_background": true}))]),
@@ -196,8 +168,8 @@ fn a_finished_background_command_wakes_the_agent_exactly_once() {
         first_result.contains("[Background task bg_0001 started] Result will arrive as a task_notification."),
         "{first_result}"
     );
-    let notified: Vec<usize> = server
-        .requests()
+    // The loop's requests only: the extraction call after the woken turn quotes the dialogue.
+    let notified: Vec<usize> = requests
         .iter()
         .enumerate()
         .filter(|(_, r)| {
@@ -211,14 +183,71 @@ fn a_finished_background_command_wakes_the_agent_exactly_once() {
     assert!(woken.contains("<task_id>bg_0001</task_id>"), "{woken}");
     assert!(woken.contains("<summary>built-ok</summary>"), "{woken}");
     assert!(stdout(&out).contains("The build said built-ok."));
+    // The prompt cache keeps paying: the two requests of the prompt's turn send the same SYSTEM.
+    assert_eq!(system_text(&requests[0]), system_text(&requests[1]));
+}
+
+#[test]
+fn a_woken_turn_is_refused_with_the_courses_text_where_it_would_ask() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("old.log"), "x").unwrap();
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("b1", "bash", json!({"command": "echo done", "run_in_background": true}))]),
+        reply::text("Started."),
+        nothing_to_remember(),
+        // The woken turn tries what the permission rule would ask about: no one is there.
+        reply::tool_uses(&[("r1", "bash", json!({"command": "rm old.log"}))]),
+        reply::text("Not allowed without you."),
+        nothing_to_remember(),
+    ]);
+    one_turn("s15", ws.path(), &server, "start it");
+    let requests = loop_requests(&server);
+    let refused = serde_json::to_string(&requests[3].body["messages"]).unwrap();
+    assert!(
+        refused.contains(
+            "Permission denied: interactive shell approval is unavailable during an asynchronous turn"
+        ),
+        "{refused}"
+    );
+    assert!(ws.path().join("old.log").exists(), "nothing was removed");
+}
+
+#[test]
+fn test_integrated_harness_reuses_memory_recall_and_extraction() {
+    let ws = tempfile::tempdir().unwrap();
+    fs::create_dir(ws.path().join(".memory")).unwrap();
+    fs::write(
+        ws.path().join(".memory/test-layout.md"),
+        "---\nname: test-layout\ndescription: Tests live in tests/\ntype: project\n---\nTests live in tests/, one test_MODULE.py per module.\n",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![
+        reply::text("[0]"),
+        reply::text("Tests go in tests/test_greet.py."),
+        nothing_to_remember(),
+    ]);
+    one_turn("s15", ws.path(), &server, "where do the tests for greet.py go?");
+    let requests = server.requests();
+    // Recall (a tool-free call), the turn's request, then extraction (tool-free).
+    let kinds: Vec<bool> = requests.iter().map(|r| tool_names(r).is_empty()).collect();
+    assert_eq!(kinds, [true, false, true]);
+    let system = system_text(&requests[1]);
+    assert!(system.contains("\n\nMemory catalog:\n"), "{system}");
+    assert!(system.contains("\n\nRelevant memory records:\n"), "{system}");
+    assert!(system.contains("Tests live in tests/, one test_MODULE.py per module."), "{system}");
+}
+
+/// What the REPL shows, on stdout and stderr, for `lines` typed in `ws`, with no model call.
+fn typed(ws: &std::path::Path, lines: &str) -> String {
+    let server = MockServer::start(vec![]);
+    let out = run_with_stdin(chapter("s15", ws, Some(&server.base_url())), lines);
+    format!("{}{}", stdout(&out), stderr(&out))
 }
 
 #[test]
 fn status_shows_every_mechanism_on_one_screen() {
     let ws = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![]);
-    let out = run_with_stdin(chapter("s15", ws.path(), Some(&server.base_url())), "/status\nq\n");
-    let shown = stdout(&out);
+    let shown = typed(ws.path(), "/status\nq\n");
     for heading in [
         "todo list (/todos)",
         "tasks (/tasks)",
@@ -228,7 +257,7 @@ fn status_shows_every_mechanism_on_one_screen() {
         "memory (/memory)",
         "context (/context)",
     ] {
-        assert!(shown.contains(heading), "{heading} missing: {shown}\n{}", stderr(&out));
+        assert!(shown.contains(heading), "{heading} missing: {shown}");
     }
 }
 
@@ -238,9 +267,7 @@ fn a_durable_job_file_written_by_s12_is_read() {
     let job = json!([{"id": "cron_1a2b3c4d", "cron": "0 9 * * 1-5", "prompt": "run the tests", "recurring": true,
         "durable": true, "pending_delivery": false, "last_fired": null}]);
     fs::write(ws.path().join(".scheduled_tasks.json"), serde_json::to_string_pretty(&job).unwrap()).unwrap();
-    let server = MockServer::start(vec![]);
-    let out = run_with_stdin(chapter("s15", ws.path(), Some(&server.base_url())), "/cron\nq\n");
-    let shown = format!("{}{}", stdout(&out), stderr(&out));
+    let shown = typed(ws.path(), "/cron\nq\n");
     assert!(shown.contains("cron_1a2b3c4d"), "{shown}");
     assert!(shown.contains("run the tests"), "{shown}");
 }
@@ -262,4 +289,70 @@ fn the_demo_runs_offline_and_at_least_five_mechanisms_announce_themselves() {
     for line in lines {
         assert!(shown.contains(line), "{line:?} missing:\n{shown}");
     }
+}
+
+/// The first task id (`task_` and 8 hex digits) in `text`.
+fn first_task_id(text: &str) -> Option<String> {
+    text.match_indices("task_").map(|(at, _)| &text[at..]).find_map(|rest| {
+        let id = rest.get(..13)?;
+        id[5..].bytes().all(|b| b.is_ascii_hexdigit()).then(|| id.to_owned())
+    })
+}
+
+/// The model's side of a session with one teammate, by who asks: the Lead creates a task, spawns
+/// `alice` on it, ends its turn, and answers her `[Team events]`; `alice` (her SYSTEM names her)
+/// writes `hello.txt`, completes the task and reports; the memory calls (no tools) keep nothing.
+fn team_reply(request: &RecordedRequest) -> Reply {
+    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    let sent = serde_json::to_string(&messages).unwrap_or_default();
+    let (results, task) = (sent.matches("tool_result").count(), first_task_id(&sent).unwrap_or_default());
+    if system_text(request).starts_with("You are 'alice'") {
+        return match results {
+            0 => reply::tool_uses(&[("a1", "write_file", json!({"path": "hello.txt", "content": "hi"}))]),
+            1 => reply::tool_uses(&[("a2", "complete_task", json!({"task_id": task}))]),
+            _ => reply::text("Wrote hello.txt."),
+        };
+    }
+    if tool_names(request).is_empty() {
+        return nothing_to_remember();
+    }
+    let last = messages.last().map(texts).unwrap_or_default().join("\n");
+    if last.contains("[Team events]") {
+        return reply::text("Alice reported: hello.txt is written.");
+    }
+    match results {
+        0 => reply::tool_uses(&[("c1", "create_task", json!({"subject": "Write hello.txt"}))]),
+        1 => {
+            let spawn = json!({"name": "alice", "role": "writer", "prompt": "Write hello.txt saying hi.", "task_id": task});
+            reply::tool_uses(&[("s1", "spawn_teammate", spawn)])
+        }
+        _ => reply::text("Alice is on it."),
+    }
+}
+
+#[test]
+fn a_teammate_spawned_by_the_lead_works_in_its_own_loop_and_its_report_wakes_the_lead() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = MockServer::start_fn(team_reply);
+    let out =
+        one_turn("s15", ws.path(), &server, "Ask a teammate to write hello.txt. We agreed on the team.");
+    let written = fs::read_to_string(ws.path().join("hello.txt"));
+    let shown = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(written.ok().as_deref(), Some("hi"), "{shown}");
+    let requests = server.requests();
+    let alice = requests.iter().find(|r| system_text(r).starts_with("You are 'alice'")).expect("alice asked");
+    // s15's teammate prompt, not s13's.
+    assert!(
+        system_text(alice).starts_with(
+            "You are 'alice', a writer. Use tools to complete tasks. You can list and claim tasks from the board."
+        ),
+        "{}",
+        system_text(alice)
+    );
+    let woken = loop_requests(&server).into_iter().filter(|r| !system_text(r).starts_with("You are 'alice'"));
+    let woken: Vec<RecordedRequest> = woken
+        .filter(|r| serde_json::to_string(&r.body["messages"]).unwrap_or_default().contains("[Team events]"))
+        .collect();
+    assert_eq!(woken.len(), 1, "the Lead is woken once");
+    assert!(stdout(&out).contains("Alice reported: hello.txt is written."), "{}", stdout(&out));
 }

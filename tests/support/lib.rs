@@ -18,6 +18,7 @@ const SCRUBBED: &[&str] = &[
     "MODEL_ID",
     "AUTH_TYPE",
     "DISABLE_PROMPT_CACHING",
+    "FALLBACK_MODEL_ID",
 ];
 
 /// The one build of every chapter binary, done by the first test that needs one: `Err` holds
@@ -176,10 +177,12 @@ pub fn program(exe: &Path, workdir: &Path, base_url: Option<&str>) -> Command {
 /// and every request kept the Messages API's rules ([`MockServer::assert_api_rules`]). Returns
 /// the process's output.
 pub fn one_turn(name: &str, workdir: &Path, server: &MockServer, prompt: &str) -> Output {
-    let out = chapter(name, workdir, Some(&server.base_url()))
-        .args(["-p", prompt])
-        .output()
-        .expect("run the chapter");
+    one_turn_of(chapter(name, workdir, Some(&server.base_url())), server, prompt)
+}
+
+/// [`one_turn`] of a chapter command set up already (an environment variable of its own).
+pub fn one_turn_of(mut cmd: Command, server: &MockServer, prompt: &str) -> Output {
+    let out = cmd.args(["-p", prompt]).output().expect("run the chapter");
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     server.assert_done();
     server.assert_api_rules();
@@ -194,6 +197,21 @@ pub fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
         input.write_all(stdin.as_bytes()).expect("write stdin");
     }
     child.wait_with_output().expect("wait for chapter binary")
+}
+
+/// The names of the tools a request sent, in order.
+pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    let tools = request.body["tools"].as_array().cloned().unwrap_or_default();
+    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
+}
+
+/// The request's SYSTEM prompt as text, whether sent as a string or as blocks.
+pub fn system_text(request: &RecordedRequest) -> String {
+    match &request.body["system"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => String::new(),
+    }
 }
 
 /// Standard output as text.

@@ -19,13 +19,11 @@
 //! refuses: no turn while another runs, no question to a person who is not there, no
 //! acknowledgement before the model has it, no make-up for missed times.
 
-use std::sync::Arc;
-
 use agent_cli::chapter::{self, ApprovalArgs, Banner, Chapter, Demo, ENVIRONMENT, Harness};
 use agent_core::tools::{self, ExitStatusText, ToolOptions};
 use clap::Args;
+use cron::ShiftedClock;
 use cron::session::Cron;
-use cron::{Clock, ShiftedClock, SystemClock};
 
 const CHAPTER: Chapter = Chapter {
     name: "s12",
@@ -64,14 +62,7 @@ fn main() -> std::process::ExitCode {
         // The course's s12 reports a failed command as `Error: command exited with status N`.
         let options = ToolOptions { exit_status: ExitStatusText::ErrorUncut, ..setup.tool_options.clone() };
         kernel.tools = tools::all(&setup.workspace, &options);
-        let clock: Arc<dyn Clock> = match (args.clock, setup.demo) {
-            (Some(clock), _) => Arc::new(clock),
-            (None, true) => match ShiftedClock::parse(DEMO_CLOCK) {
-                Ok(clock) => Arc::new(clock),
-                Err(_) => Arc::new(SystemClock),
-            },
-            (None, false) => Arc::new(SystemClock),
-        };
+        let clock = cron::run_clock(args.clock, setup.demo, DEMO_CLOCK);
         let cron = Cron::start(setup, clock);
         cron.add_tools(&mut kernel.tools);
         Harness {

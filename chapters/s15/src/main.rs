@@ -22,7 +22,7 @@ use integrated::IntegratedArgs;
 const CHAPTER: Chapter = Chapter {
     name: "s15",
     banner: Banner::new("s15: integrated harness"),
-    about: "s15: every mechanism in one loop: todo list, subagents, skills, compaction, memory, tasks, background commands, cron and MCP, with error recovery.",
+    about: "s15: every mechanism in one loop: todo list, subagents, skills, compaction, memory, tasks, teammates, background commands, cron and MCP, with error recovery. FALLBACK_MODEL_ID names the model that takes over when the client's retries meet only overloaded (529) answers.",
     demo: Demo {
         prompt: include_str!("../demo/prompt.txt"),
         files: &[

@@ -26,8 +26,10 @@
 //! - **Never two user messages in a row.** The notification folds into the trailing user message
 //!   (a string becomes a text block first); only after an assistant message is a user message
 //!   added. Text lands after every `tool_result`, as the Messages API requires.
-//! - **A finished command does not wake the agent** (the course's s11; s15 adds the wake): its
-//!   result waits for the next request, a tool round or the user's next prompt.
+//! - **A finished command does not wake the agent** (the course's s11): its result waits for
+//!   the next request, a tool round or the user's next prompt. The course's s15 wakes it:
+//!   [`BackgroundManager::wake`] makes each finished command's notification an automatic turn of
+//!   its own, delivered exactly once, and the collector then folds nothing in.
 //! - **Explicit, not guessed**: only JSON `true` starts a command in the background; `"true"` or
 //!   `1` run it in the foreground.
 //!

@@ -300,17 +300,18 @@ impl fmt::Display for WsPath {
 
 /// The names the harness keeps its own state under in the workspace, by the chapter that writes
 /// them: s08's `.transcripts` and `.task_outputs`, s07's `skills` (read), s09's `.memory`, and the
-/// later chapters' `.tasks`, `.mailboxes`, `.runtime` (folders) and `.scheduled_tasks.json` (a
-/// file). Each must be a plain folder (or file) of the workspace, never a symbolic link: a
+/// later chapters' `.tasks`, `.mailboxes`, `.worktrees`, `.runtime` (folders) and
+/// `.scheduled_tasks.json` (a file). Each must be a plain folder (or file) of the workspace, never a symbolic link: a
 /// command may make one unasked (`ln -s docs .memory`), after which the harness would read,
 /// rewrite or delete the files of the folder it points to. See [`Workspace::harness_dir`].
-pub const HARNESS_NAMES: [&str; 8] = [
+pub const HARNESS_NAMES: [&str; 9] = [
     ".memory",
     ".transcripts",
     ".task_outputs",
     "skills",
     ".tasks",
     ".mailboxes",
+    ".worktrees",
     ".runtime",
     ".scheduled_tasks.json",
 ];

@@ -81,6 +81,19 @@ impl ShiftedClock {
     }
 }
 
+/// The clock a chapter run reads: the `--clock` flag's when given; in the offline demo, one
+/// started at `demo` (`TIME[xSPEED]`, so the demo's jobs fire within it); otherwise the system's.
+pub fn run_clock(flag: Option<ShiftedClock>, in_demo: bool, demo: &str) -> std::sync::Arc<dyn Clock> {
+    match (flag, in_demo) {
+        (Some(clock), _) => std::sync::Arc::new(clock),
+        (None, true) => match ShiftedClock::parse(demo) {
+            Ok(clock) => std::sync::Arc::new(clock),
+            Err(_) => std::sync::Arc::new(SystemClock),
+        },
+        (None, false) => std::sync::Arc::new(SystemClock),
+    }
+}
+
 impl Clock for ShiftedClock {
     fn now(&self) -> NaiveDateTime {
         let elapsed = self.began.elapsed().saturating_mul(self.speed);

@@ -41,7 +41,7 @@ pub mod tools;
 #[cfg(test)]
 mod course_tests;
 
-pub use clock::{Clock, SetClock, ShiftedClock, SystemClock};
+pub use clock::{Clock, SetClock, ShiftedClock, SystemClock, run_clock};
 pub use delivery::{CronDelivery, SCHEDULED_PREFIX, SCHEDULED_REFUSAL};
 pub use dialect::Dialect;
 pub use expr::{CronError, CronExpr, cron_matches, validate_cron};

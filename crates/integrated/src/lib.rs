@@ -1,10 +1,11 @@
-//! The course's s15, the integrated harness: the mechanisms of s03–s14 in one loop, with the
+//! The course's s15, the integrated harness: the mechanisms of s03–s14 in one loop (teammates
+//! and worktrees from the `team` crate among them), with the
 //! recovery a real harness needs. Every mechanism comes from its own crate; this crate only puts
 //! them together, with s15's own words where the course's s15 words them differently (each such
 //! difference is a parameter of the mechanism's crate, named here).
 //!
 //! ```text
-//!  user prompt / automatic turn (cron, finished background command)
+//!  user prompt / automatic turn (cron, team events, finished background command)
 //!     │ UserPromptSubmit hook
 //!     ▼
 //!  before the turn: SYSTEM = 7 fixed sections + time + skills   (integrated::system, skills)
@@ -33,7 +34,8 @@
 //! ([`subagent::Subagents::worded`]), the cron tools' words, ids and file ([`cron::Dialect::S15`]),
 //! the tool definitions of `task`, `compact` and `connect_mcp` ([`agent_core::dispatch::DispatchMap::reshape`]), the deny-list text
 //! ([`agent_core::wording::DenyList::Quoted`]), the memory guidance that s15 words itself
-//! ([`memory::Memory::extension_without_guidance`]).
+//! ([`memory::Memory::extension_without_guidance`]), the team's refusals, task texts and
+//! teammate prompt ([`team::runtime::Words::s15`]).
 //!
 //! s16 is "the s15 host with `Workflow` appended last": it calls [`harness`] and adds an
 //! extension after [`Composed::harness`]'s whose `before_request` registers its tool, so that it
@@ -55,8 +57,8 @@ use agent_core::tools::{self, ExitStatusText, ToolOptions};
 use agent_core::wording::{DenyList, UnknownTool};
 use background::BackgroundManager;
 use clap::Args;
+use cron::ShiftedClock;
 use cron::session::Cron;
-use cron::{Clock, ShiftedClock, SystemClock};
 use serde_json::json;
 
 /// `max_tokens` of a request sent again after an answer cut off at 8000 (course s15).
@@ -140,15 +142,8 @@ pub fn harness(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String>
     let skills = skills::SkillLoader::new(setup);
     let compaction = compact::Compaction::new(setup, compact::Limits::default()).s15();
     let memory = memory::Memory::new(setup);
-    let tasks = tasks::TaskTools::new(setup).s15();
-    let clock: Arc<dyn Clock> = match (args.clock, setup.demo) {
-        (Some(clock), _) => Arc::new(clock),
-        (None, true) => match ShiftedClock::parse(DEMO_CLOCK) {
-            Ok(clock) => Arc::new(clock),
-            Err(_) => Arc::new(SystemClock),
-        },
-        (None, false) => Arc::new(SystemClock),
-    };
+    let team = team::runtime::TeamRuntime::start_with(setup, approval, &[], team::runtime::Words::s15())?;
+    let clock = cron::run_clock(args.clock, setup.demo, DEMO_CLOCK);
     let cron = Cron::start_in(setup, Arc::clone(&clock), cron::Dialect::S15, SHELL_REFUSAL);
 
     let mut tools = base
@@ -157,8 +152,9 @@ pub fn harness(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String>
         .with(subagents.task_tool())
         .with(skills.load_skill_tool_s15())
         .with(compaction.compact_tool());
-    tools = tasks.add_to(tools);
+    tools = team::tasktools::lead_task_tools(&team, tools);
     cron.add_tools(&mut tools);
+    tools = team::lead::team_tools(&team, tools);
     tools = mcp.add_to(tools);
     let tools = s15_definitions(tools);
 
@@ -167,7 +163,8 @@ pub fn harness(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String>
     let mut commands = vec![];
     let sections = status::Sections {
         todos: Some(todos),
-        tasks: tasks.commands(),
+        tasks: vec![status::tasks_command(Arc::clone(&team))],
+        team: team::lead::commands(&team),
         background: background.commands(),
         cron: cron.commands(),
         mcp: mcp.commands(),
@@ -183,6 +180,8 @@ pub fn harness(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String>
         system: system.text(chrono::Local::now().naive_local()),
         tools,
         extensions: vec![
+            // The team first: a `[Team events]` turn reads the Lead's mailbox before anything.
+            Box::new(team::lead::LeadWake::new(Arc::clone(&team))),
             Box::new(hooks),
             Box::new(system),
             Box::new(memory.extension_without_guidance()),
@@ -215,7 +214,18 @@ fn s15_definitions(tools: agent_core::dispatch::DispatchMap) -> agent_core::disp
         description: description.into(),
         input_schema: schema,
     };
+    let nothing = || json!({"type": "object", "properties": {}, "required": []});
     tools
+        .reshape(spec("list_tasks", "List all tasks.", nothing()), &[])
+        .describe("get_task", "Get full task details.")
+        .describe("claim_task", "Claim a pending task.")
+        .describe("complete_task", "Complete an in-progress task.")
+        .reshape(spec("list_teammates", "List active teammates.", nothing()), &[])
+        .describe("send_message", "Send message to a teammate.")
+        .describe("request_shutdown", "Request a teammate to shut down.")
+        .describe("request_plan", "Ask a teammate to submit a plan.")
+        .describe("review_plan", "Approve or reject a submitted plan.")
+        .describe("create_worktree", "Create a task-bound git worktree for a pending task.")
         .reshape(
             spec(
                 "task",

@@ -5,6 +5,24 @@
 use std::sync::Arc;
 
 use agent_cli::repl::{CommandContext, SlashCommand};
+use agent_cli::ui::Ui;
+use team::runtime::TeamRuntime;
+
+/// `/tasks`: the team's task board as a graph (the tasks crate's view), each task's status and
+/// owner, and what blocks it.
+pub fn tasks_command(team: Arc<TeamRuntime>) -> SlashCommand {
+    SlashCommand::new(
+        "tasks",
+        "the task graph in .tasks/: each task's status, owner, and what blocks it",
+        move |ui: &Ui| {
+            let store = team.state().store();
+            match store.list() {
+                Ok(listed) => ui.say(&tasks::tools::render_graph(store, &listed)),
+                Err(e) => ui.error(&e.to_string()),
+            }
+        },
+    )
+}
 
 /// Each mechanism's REPL commands, in the order `/status` shows them.
 pub struct Sections {
@@ -12,6 +30,8 @@ pub struct Sections {
     pub todos: Option<SlashCommand>,
     /// `/tasks` (the task graph).
     pub tasks: Vec<SlashCommand>,
+    /// `/team` (the teammates) and `/inbox`.
+    pub team: Vec<SlashCommand>,
     /// `/bg` (background commands).
     pub background: Vec<SlashCommand>,
     /// `/cron` (scheduled jobs).
@@ -24,11 +44,11 @@ pub struct Sections {
     pub context: Vec<SlashCommand>,
 }
 
-/// The headings of `/status`, with the command each shows, in order. Teammates join here when
-/// the team mechanism does.
-pub const SHOWN: [(&str, &str); 7] = [
+/// The headings of `/status`, with the command each shows, in order.
+pub const SHOWN: [(&str, &str); 8] = [
     ("todo list", "todos"),
     ("tasks", "tasks"),
+    ("teammates", "team"),
     ("background commands", "bg"),
     ("cron jobs", "cron"),
     ("MCP servers", "mcp"),
@@ -41,7 +61,8 @@ impl Sections {
     /// as in the REPL).
     pub fn into_commands(self) -> Vec<SlashCommand> {
         let mut all: Vec<SlashCommand> = Vec::new();
-        let parts = self.todos.into_iter().chain(self.tasks).chain(self.background).chain(self.cron);
+        let parts =
+            self.todos.into_iter().chain(self.tasks).chain(self.team).chain(self.background).chain(self.cron);
         for command in parts.chain(self.mcp).chain(self.memory).chain(self.context) {
             if !all.iter().any(|c| c.name == command.name) {
                 all.push(command);

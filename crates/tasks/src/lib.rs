@@ -12,6 +12,7 @@
 //! |---|---|---|
 //! | [`store`] | s10 `TaskStore`, `Task` | the task files, dependencies, claim and complete; crash-safe and locked |
 //! | [`tools`] | s10 `run_create_task` … `run_complete_task` | the six tools, their texts, `/tasks` |
+//! | [`owners`] | s13/s15 `claim_task`, `complete_task`, `run_list_tasks` | one task per owner, the worktree field, their texts |
 //!
 //! Sibling `create_task` calls in one response cannot see each other's ids, so the model
 //! creates every node first and adds edges with `update_task` once the ids have come back
@@ -37,6 +38,7 @@
 
 #![warn(missing_docs)]
 
+pub mod owners;
 pub mod store;
 pub mod tools;
 

@@ -51,6 +51,10 @@ pub const ID_ATTEMPTS: usize = 100;
 /// bounded read and is reported as a bad task.
 pub const MAX_TASK_FILE_BYTES: u64 = 1 << 20;
 
+/// The key s13 and s15 add to a task: the name of the worktree bound to it, or `null`
+/// (COURSE-s10-s17 §4.3).
+pub const WORKTREE_KEY: &str = "worktree";
+
 /// The six keys of a task file, in the course's order (`dataclasses.asdict(Task)`).
 pub const TASK_KEYS: [&str; 6] = ["id", "subject", "description", "status", "owner", "blockedBy"];
 
@@ -133,6 +137,17 @@ impl Task {
         map.insert("blockedBy".into(), self.blocked_by.clone().into());
         map.extend(self.extra.clone());
         Value::Object(map)
+    }
+
+    /// The name of the worktree bound to the task (s13's `task.worktree`), when it is a
+    /// non-empty string.
+    pub fn worktree(&self) -> Option<&str> {
+        self.extra.get(WORKTREE_KEY).and_then(Value::as_str).filter(|name| !name.is_empty())
+    }
+
+    /// Binds the worktree `name` to the task, or unbinds it with `None` (written as `null`).
+    pub fn set_worktree(&mut self, name: Option<&str>) {
+        self.extra.insert(WORKTREE_KEY.to_owned(), name.map_or(Value::Null, |n| Value::String(n.to_owned())));
     }
 
     /// The file's bytes: `json.dumps(asdict(task), indent=2)`, no trailing new line. Also the
@@ -252,6 +267,9 @@ pub struct TaskStore {
     workspace: Workspace,
     ids: Mutex<IdSource>,
     allowed_keys: Vec<String>,
+    /// Keys every task of this store has, with the value a file without them gets (s13's
+    /// `"worktree": null`), in the order they are written after the six.
+    key_defaults: Vec<(String, Value)>,
 }
 
 impl fmt::Debug for TaskStore {
@@ -292,7 +310,12 @@ impl TaskStore {
     /// The store of `workspace`, with `ids` drawing each new id's number (`task_{:08x}`): a
     /// seeded sequence for the offline demo, a fixed one for tests.
     pub fn with_ids(workspace: &Workspace, ids: impl FnMut() -> u32 + Send + 'static) -> Self {
-        Self { workspace: workspace.clone(), ids: Mutex::new(Box::new(ids)), allowed_keys: Vec::new() }
+        Self {
+            workspace: workspace.clone(),
+            ids: Mutex::new(Box::new(ids)),
+            allowed_keys: Vec::new(),
+            key_defaults: Vec::new(),
+        }
     }
 
     /// The store, reading and keeping the keys `keys` beyond the six (`["worktree"]` for a
@@ -300,6 +323,28 @@ impl TaskStore {
     pub fn allowing_keys(mut self, keys: &[&str]) -> Self {
         self.allowed_keys = keys.iter().map(|k| (*k).to_owned()).collect();
         self
+    }
+
+    /// The store, with the keys of `defaults` on every task: allowed as
+    /// [`TaskStore::allowing_keys`] allows them, written with their default value in every new
+    /// task, and filled in with it when a file has no such key (one written by s10), as the
+    /// course's s13 dataclass field `worktree: str | None = None` does. s13 and s15 use
+    /// `[("worktree", null)]` ([`TaskStore::for_teams`]).
+    pub fn with_key_defaults(mut self, defaults: &[(&str, Value)]) -> Self {
+        for (key, _) in defaults {
+            if !self.allowed_keys.iter().any(|k| k == key) {
+                self.allowed_keys.push((*key).to_owned());
+            }
+        }
+        self.key_defaults = defaults.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        self
+    }
+
+    /// The store as the course's s13 and s15 keep it: every task has a `worktree` key (`null`
+    /// until `create_worktree` binds one), after the six. s10's files are read as tasks without a
+    /// worktree; s10 itself never sees this key unless a later chapter wrote it.
+    pub fn for_teams(self) -> Self {
+        self.with_key_defaults(&[(WORKTREE_KEY, Value::Null)])
     }
 
     /// The workspace the store lives in.
@@ -340,7 +385,7 @@ impl TaskStore {
             status: Status::Pending,
             owner: None,
             blocked_by: Vec::new(),
-            extra: Map::new(),
+            extra: self.key_defaults.iter().cloned().collect(),
         };
         let created = dir
             .create_unique(
@@ -437,6 +482,22 @@ impl TaskStore {
             }
             _ => return Err(bad("has a 'blockedBy' that is not a list; fix or remove it".into())),
         };
+        let mut extra = map;
+        for (key, default) in &self.key_defaults {
+            match extra.get(key) {
+                None => {
+                    extra.insert(key.clone(), default.clone());
+                }
+                // A key whose default is `null` holds a name or nothing (s13's `worktree`).
+                Some(value) if default.is_null() && !value.is_null() && !value.is_string() => {
+                    return Err(bad(format!(
+                        "has a {} that is neither null nor a string; fix or remove it",
+                        pyjson::repr_str(key)
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
         Ok(Task {
             id: id.to_owned(),
             subject: text("subject", subject)?,
@@ -444,7 +505,7 @@ impl TaskStore {
             status,
             owner,
             blocked_by,
-            extra: map,
+            extra,
         })
     }
 
@@ -492,6 +553,23 @@ impl TaskStore {
         let _guard =
             dir.lock().map_err(TaskError::io(format!("cannot lock {TASKS_DIR}/{}", store::LOCK_FILE)))?;
         f(Some(&dir))
+    }
+
+    /// Runs `f` with the store under its lock (`.tasks/.lock`, `flock`): every load, list and
+    /// save `f` makes through [`Locked`] happens with no other process or thread changing a task
+    /// in between (the course's `with task_store_lock():`). The lock is not re-entrant: `f` must
+    /// not call a method of this store that takes it ([`TaskStore::update_dependencies`],
+    /// [`TaskStore::claim`], [`TaskStore::complete`], [`TaskStore::claim_owned`],
+    /// [`TaskStore::complete_owned`], [`TaskStore::transaction`]).
+    ///
+    /// # Errors
+    /// [`TaskError::Escapes`], [`TaskError::Io`] when the folder cannot be opened or locked,
+    /// and whatever `f` returns.
+    pub fn transaction<T>(
+        &self,
+        f: impl FnOnce(&Locked<'_>) -> Result<T, TaskError>,
+    ) -> Result<T, TaskError> {
+        self.locked(|dir| f(&Locked { store: self, dir }))
     }
 
     fn save_in(dir: &StoreDir, task: &Task) -> Result<(), TaskError> {
@@ -643,6 +721,94 @@ impl TaskStore {
                 .collect();
             Ok(Completion::Completed { task, unblocked })
         })
+    }
+}
+
+/// The store inside [`TaskStore::transaction`], under its lock.
+pub struct Locked<'a> {
+    store: &'a TaskStore,
+    dir: Option<&'a StoreDir>,
+}
+
+impl fmt::Debug for Locked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Locked").field("store", self.store).finish_non_exhaustive()
+    }
+}
+
+impl Locked<'_> {
+    /// The store this transaction holds.
+    pub fn store(&self) -> &TaskStore {
+        self.store
+    }
+
+    /// The task `id`, as [`TaskStore::load`] reads it.
+    ///
+    /// # Errors
+    /// As [`TaskStore::load`].
+    pub fn load(&self, id: &Value) -> Result<Task, TaskError> {
+        let id = check_id(id)?;
+        self.store.load_in(self.dir, id)
+    }
+
+    /// Whether the task `id` has a file.
+    ///
+    /// # Errors
+    /// [`TaskError::InvalidId`].
+    pub fn exists(&self, id: &Value) -> Result<bool, TaskError> {
+        let id = check_id(id)?;
+        Ok(self.dir.is_some_and(|dir| dir.is_file(&format!("{id}.json"))))
+    }
+
+    /// Every task file, as [`TaskStore::list`] gives them.
+    ///
+    /// # Errors
+    /// As [`TaskStore::list`].
+    pub fn list(&self) -> Result<Vec<Listed>, TaskError> {
+        match self.dir {
+            Some(dir) => self.store.list_in(dir),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Saves `task` over its file, atomically (the course's `save_task`).
+    ///
+    /// # Errors
+    /// [`TaskError::NotFound`] when the store has no folder (no task was ever created);
+    /// [`TaskError::Io`] when the write fails, the file then unchanged.
+    pub fn save(&self, task: &Task) -> Result<(), TaskError> {
+        match self.dir {
+            Some(dir) => TaskStore::save_in(dir, task),
+            None => Err(TaskError::NotFound {
+                id: task.id.clone(),
+                path: self
+                    .store
+                    .workspace
+                    .root()
+                    .join(TASKS_DIR)
+                    .join(format!("{}.json", task.id))
+                    .display()
+                    .to_string(),
+            }),
+        }
+    }
+
+    /// The dependencies of `task` that are not completed (missing ones count), in order.
+    pub fn incomplete_dependencies(&self, task: &Task) -> Vec<String> {
+        self.store.incomplete_in(self.dir, task)
+    }
+
+    /// The first task (in file-name order) that `owner` holds in progress (the course's
+    /// `_owner_in_progress`). A file that cannot be read is skipped.
+    ///
+    /// # Errors
+    /// As [`TaskStore::list`].
+    pub fn owner_in_progress(&self, owner: &str) -> Result<Option<Task>, TaskError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .flatten()
+            .find(|task| task.status == Status::InProgress && task.owner.as_deref() == Some(owner)))
     }
 }
 

@@ -39,8 +39,6 @@ pub const NO_TASKS: &str = "No tasks. Use create_task to add some.";
 pub struct TaskTools {
     store: Arc<TaskStore>,
     events: Events,
-    /// The course's s15 words ([`TaskTools::s15`]).
-    s15: bool,
 }
 
 /// The seed of the ids the offline demo draws (`--demo`): the recorded model turns name the
@@ -62,17 +60,7 @@ impl TaskTools {
 
     /// The tools over `store`, saying what they do on `events`.
     pub fn with_store(store: TaskStore, events: Events) -> Self {
-        Self { store: Arc::new(store), events, s15: false }
-    }
-
-    /// The same tools in the course's s15 words (COURSE-s10-s17 §6.3): `list_tasks` (`List all
-    /// tasks.`) answers `No tasks.` or `  {id}: {subject} [{status}]` lines, a missing task is
-    /// `Error: task {id} not found`, and `get_task`, `claim_task` and `complete_task` are
-    /// described as s15 describes them.
-    #[must_use]
-    pub fn s15(mut self) -> Self {
-        self.s15 = true;
-        self
+        Self { store: Arc::new(store), events }
     }
 
     /// The store the tools share.
@@ -114,14 +102,7 @@ impl TaskTools {
         name: &'static str,
         work: impl FnOnce(&Self) -> Result<String, TaskError> + Send + 'static,
     ) -> Result<String, ToolError> {
-        let s15 = self.s15;
-        run_blocking(name, move || {
-            work(&self).map_err(|e| match e {
-                TaskError::NotFound { id, .. } if s15 => ToolError::failed(format!("task {id} not found")),
-                e => ToolError::failed(e.to_string()),
-            })
-        })
-        .await
+        run_blocking(name, move || work(&self).map_err(|e| ToolError::failed(e.to_string()))).await
     }
 }
 
@@ -229,13 +210,6 @@ struct NoArgs {}
 impl TypedTool for ListTasks {
     type Args = NoArgs;
     fn spec(&self) -> ToolSpec {
-        if self.0.s15 {
-            return spec(
-                "list_tasks",
-                "List all tasks.",
-                json!({"type": "object", "properties": {}, "required": []}),
-            );
-        }
         spec(
             "list_tasks",
             "List tasks with status, owner, and dependencies.",
@@ -243,13 +217,7 @@ impl TypedTool for ListTasks {
         )
     }
     async fn run(self: Arc<Self>, _: NoArgs) -> Result<String, ToolError> {
-        self.0
-            .clone()
-            .blocking("list_tasks", |tools| {
-                let listed = tools.store.list()?;
-                Ok(if tools.s15 { render_list_s15(&listed) } else { render_list(&listed) })
-            })
-            .await
+        self.0.clone().blocking("list_tasks", |tools| Ok(render_list(&tools.store.list()?))).await
     }
 }
 
@@ -269,23 +237,6 @@ pub fn render_list(listed: &[Listed]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The `list_tasks` result in the course's s15: `No tasks.`, or `  {id}: {subject} [{status}]`
-/// per task, with ` (wt:{worktree})` when the task file names one.
-pub fn render_list_s15(listed: &[Listed]) -> String {
-    if listed.is_empty() {
-        return "No tasks.".to_owned();
-    }
-    let line = |entry: &Listed| match entry {
-        Ok(task) => {
-            let worktree = task.extra.get("worktree").and_then(Value::as_str).filter(|w| !w.is_empty());
-            let worktree = worktree.map(|w| format!(" (wt:{w})")).unwrap_or_default();
-            format!("  {}: {} [{}]{worktree}", task.id, task.subject, task.status)
-        }
-        Err((id, error)) => format!("  {id}: cannot be read: {error}"),
-    };
-    listed.iter().map(line).collect::<Vec<_>>().join("\n")
 }
 
 fn task_line(task: &Task) -> String {
@@ -375,8 +326,7 @@ fn py_text(value: &Value) -> String {
 impl TypedTool for GetTask {
     type Args = TaskIdArgs;
     fn spec(&self) -> ToolSpec {
-        let description = if self.0.s15 { "Get full task details." } else { "Get a task by ID." };
-        spec("get_task", description, task_id_schema())
+        spec("get_task", "Get a task by ID.", task_id_schema())
     }
     fn subject(&self, args: &TaskIdArgs) -> Subject {
         id_subject(args)
@@ -392,12 +342,7 @@ struct ClaimTask(TaskTools);
 impl TypedTool for ClaimTask {
     type Args = TaskIdArgs;
     fn spec(&self) -> ToolSpec {
-        let description = if self.0.s15 {
-            "Claim a pending task."
-        } else {
-            "Claim a pending task whose dependencies are complete."
-        };
-        spec("claim_task", description, task_id_schema())
+        spec("claim_task", "Claim a pending task whose dependencies are complete.", task_id_schema())
     }
     fn subject(&self, args: &TaskIdArgs) -> Subject {
         id_subject(args)
@@ -428,12 +373,7 @@ struct CompleteTask(TaskTools);
 impl TypedTool for CompleteTask {
     type Args = TaskIdArgs;
     fn spec(&self) -> ToolSpec {
-        let description = if self.0.s15 {
-            "Complete an in-progress task."
-        } else {
-            "Complete the task claimed by this agent."
-        };
-        spec("complete_task", description, task_id_schema())
+        spec("complete_task", "Complete the task claimed by this agent.", task_id_schema())
     }
     fn subject(&self, args: &TaskIdArgs) -> Subject {
         id_subject(args)

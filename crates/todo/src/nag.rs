@@ -95,7 +95,8 @@ impl Nag {
         Nag::new(DEFAULT_THRESHOLD, ResetPolicy::ResetAfterRemind)
     }
 
-    /// Starts a user turn: the counter goes to 0 (the course keeps it local to `agent_loop`).
+    /// Starts a user turn: the counter goes to 0 (the course keeps it local to `agent_loop`), except
+    /// when it counts calls (s15 keeps that count for the session).
     pub fn begin_turn(&mut self) {
         if self.counting == Counting::Rounds {
             self.count = 0;

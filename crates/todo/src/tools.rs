@@ -47,28 +47,8 @@ pub fn todo_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
 /// `Error: <message>`, the state unchanged on error; a successful update is shown under
 /// `## Current Tasks`. The nag: [`Nag::s05`] (reset after remind) about `todo_write`.
 pub fn todo_write_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
-    let spec = ToolSpec {
-        name: todo_write::TODO_WRITE_TOOL_NAME.to_owned(),
-        description: todo_write::TODO_WRITE_DESCRIPTION.to_owned(),
-        input_schema: todo_write::todo_write_schema(),
-    };
-    let heading = Some(todo_write::DISPLAY_HEADING);
-    let manager = Arc::new(Mutex::new(TodoWriteManager::new()));
-    let tool = plan_tool(
-        spec,
-        "todos",
-        heading,
-        ui,
-        Arc::clone(&manager),
-        TodoWriteManager::update,
-        TodoWriteManager::render,
-    );
-    let nag = NagExtension::new(
-        Nag::s05(),
-        todo_write::TODO_WRITE_TOOL_NAME,
-        forget(&manager, TodoWriteManager::new),
-    );
-    (tool, nag, todos_command(heading, manager, TodoWriteManager::render))
+    let spec = todo_write_spec(todo_write::TODO_WRITE_DESCRIPTION, todo_write::todo_write_schema());
+    todo_write_with(ui, spec, TodoWriteManager::update, Nag::s05())
 }
 
 /// The course's s15 `todo_write`: s05's tool under s15's definition (`Create and manage a task
@@ -76,27 +56,32 @@ pub fn todo_write_tool(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
 /// ([`TodoWriteManager::update_s15`]: `Updated N todos`); the terminal still shows the list under
 /// `## Current Tasks`. The nag counts calls ([`Nag::s15`]); `/todos` is s05's.
 pub fn todo_write_tool_s15(ui: Ui) -> (impl Tool, NagExtension, SlashCommand) {
-    let spec = ToolSpec {
+    let spec = todo_write_spec(todo_write::TODO_WRITE_DESCRIPTION_S15, todo_write::todo_write_schema_s15());
+    todo_write_with(ui, spec, TodoWriteManager::update_s15, Nag::s15())
+}
+
+/// `todo_write`'s definition with `description` and `input_schema`.
+fn todo_write_spec(description: &str, input_schema: Value) -> ToolSpec {
+    ToolSpec {
         name: todo_write::TODO_WRITE_TOOL_NAME.to_owned(),
-        description: todo_write::TODO_WRITE_DESCRIPTION_S15.to_owned(),
-        input_schema: todo_write::todo_write_schema_s15(),
-    };
+        description: description.to_owned(),
+        input_schema,
+    }
+}
+
+/// A `todo_write` tool defined by `spec` whose calls `update` the plan, with `nag` about it and
+/// `/todos`; the terminal shows the list under `## Current Tasks` after each update.
+fn todo_write_with<E: std::fmt::Display + 'static>(
+    ui: Ui,
+    spec: ToolSpec,
+    update: fn(&mut TodoWriteManager, &Value) -> Result<String, E>,
+    nag: Nag,
+) -> (impl Tool + use<E>, NagExtension, SlashCommand) {
     let heading = Some(todo_write::DISPLAY_HEADING);
     let manager = Arc::new(Mutex::new(TodoWriteManager::new()));
-    let tool = plan_tool(
-        spec,
-        "todos",
-        heading,
-        ui,
-        Arc::clone(&manager),
-        TodoWriteManager::update_s15,
-        TodoWriteManager::render,
-    );
-    let nag = NagExtension::new(
-        Nag::s15(),
-        todo_write::TODO_WRITE_TOOL_NAME,
-        forget(&manager, TodoWriteManager::new),
-    );
+    let tool = plan_tool(spec, "todos", heading, ui, Arc::clone(&manager), update, TodoWriteManager::render);
+    let nag =
+        NagExtension::new(nag, todo_write::TODO_WRITE_TOOL_NAME, forget(&manager, TodoWriteManager::new));
     (tool, nag, todos_command(heading, manager, TodoWriteManager::render))
 }
 

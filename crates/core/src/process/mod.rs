@@ -197,9 +197,28 @@ pub fn end_all_sessions() {
     end_handles(&handles, END_WITHIN + Duration::from_secs(1));
 }
 
+/// Work the SIGTERM/SIGHUP handler does after it has ended every command and before the process
+/// exits ([`before_terminate_exit`]).
+type ExitWork = Box<dyn FnOnce() + Send>;
+
+/// The work registered with [`before_terminate_exit`], in registration order.
+fn exit_work() -> std::sync::MutexGuard<'static, Vec<ExitWork>> {
+    static WORK: Mutex<Vec<ExitWork>> = Mutex::new(Vec::new());
+    WORK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Registers `work` for the SIGTERM/SIGHUP handler ([`end_commands_on_terminate_signals`]): it
+/// runs once, after every command has ended and before `exit`, which runs no destructor. For
+/// state on disk that must not outlive the process as it is (the course's s13 gives a teammate's
+/// task back to `pending`). Must be quick: the signal's sender waits for the exit.
+pub fn before_terminate_exit(work: impl FnOnce() + Send + 'static) {
+    exit_work().push(Box::new(work));
+}
+
 /// Installs the handler for SIGTERM and SIGHUP (a `kill`, a closed terminal): it ends every
-/// running command, then exits with 143 (SIGTERM) or 129 (SIGHUP). Needs a Tokio runtime.
-/// Ctrl-C (SIGINT) is left to the REPL, which cancels the turn.
+/// running command, runs the work registered with [`before_terminate_exit`], then exits with 143
+/// (SIGTERM) or 129 (SIGHUP). Needs a Tokio runtime. Ctrl-C (SIGINT) is left to the REPL, which
+/// cancels the turn.
 pub fn end_commands_on_terminate_signals() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
@@ -211,6 +230,10 @@ pub fn end_commands_on_terminate_signals() {
             _ = hup.recv() => 128 + 1,
         };
         end_all_sessions();
+        let work = std::mem::take(&mut *exit_work());
+        for work in work {
+            work();
+        }
         std::process::exit(code);
     });
 }
