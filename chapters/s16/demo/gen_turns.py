@@ -23,5 +23,7 @@ turns = [
        "The correctness finding did not survive verification. The run's journal is in .runtime/, so running it again "
        "with resume_from_run_id would answer every step from the journal."],
       "end_turn", 3400, 120),
+  # Memory extraction after the answer (the s15 host's): nothing worth keeping.
+  msg(["[]"], "end_turn", 700, 2),
 ]
 print(dump(turns))
