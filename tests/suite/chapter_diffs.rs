@@ -241,3 +241,22 @@ fn s10_to_s13_is_the_team_arriving_on_the_task_system() {
         &["fn run_bash", "MessageBus", "agent_loop", "Question", "approver", "tokio::spawn", "read_inbox"],
     );
 }
+
+#[test]
+fn s15_to_s16_is_the_workflow_tool_on_the_integrated_host() {
+    // s16 is the s15 host with Workflow appended last, /runs, and the offline demo and resume;
+    // the runtime itself (journal, schema, limits, the run lock) lives in the workflow crate.
+    assert_mentions(
+        "s15",
+        "s16",
+        &[
+            "integrated::harness",
+            "WorkflowTool",
+            "WorkflowExtension",
+            "\"runs\"",
+            "MockAgentRunner",
+            "ApiAgentRunner",
+        ],
+        &["SimpleJsonSchema", "sha2", "flock", "Semaphore", "journal_key", "McpTools"],
+    );
+}

@@ -27,6 +27,7 @@ const BANNERS: &[(&str, &str)] = &[
     ("s13", "s13: agent teams"),
     ("s14", "s14: MCP tools"),
     ("s15", "s15: integrated harness"),
+    ("s16", "s16: workflow runtime"),
 ];
 
 #[test]

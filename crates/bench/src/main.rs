@@ -15,8 +15,10 @@
 //!     │    against the mock's simulated cache (caching.rs)
 //!     ├─ compaction: a 3,000-round s08 session (built the same way) and the same rounds on s03
 //!     │    (compaction.rs)
-//!     └─ idle cron: s12 (built the same way) waiting at its prompt with two cron jobs for a
-//!          minute, its CPU from /proc (idle.rs)
+//!     ├─ idle cron: s12 (built the same way) waiting at its prompt with two cron jobs for a
+//!     │    minute, its CPU from /proc (idle.rs)
+//!     └─ workflow: 1,000 agent() calls at 8 at once, our `fanout` example (built the same way)
+//!          beside the course's s16 with its Anthropic runner, against one server (workflow.rs)
 //! ```
 //!
 //! Linux only: its memory and process figures come from `/proc`, and on macOS it says so and
@@ -40,6 +42,7 @@ mod request;
 mod session;
 mod startup;
 mod tools;
+mod workflow;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -84,6 +87,19 @@ struct Cli {
     #[arg(long, value_name = "PATH")]
     s12: Option<PathBuf>,
 
+    /// Use this `fanout` binary (crates/workflow/examples) instead of building it (for
+    /// `--only workflow`).
+    #[arg(long, value_name = "PATH")]
+    fanout: Option<PathBuf>,
+
+    /// The Python that runs the course's s16 (it needs the `anthropic` package).
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    course_python: PathBuf,
+
+    /// The course's checkout, holding `s16_workflow_runtime/code.py`.
+    #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/course"))]
+    course: PathBuf,
+
     /// Run only these benchmarks (repeat the flag, or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Bench>,
@@ -108,6 +124,8 @@ enum Bench {
     Compaction,
     /// CPU of an idle s12 with two cron jobs over a minute (10 s with `--quick`).
     IdleCron,
+    /// 1,000 agent() calls of one workflow (100 with `--quick`), ours beside the course's s16.
+    Workflow,
 }
 
 /// One benchmark: prints its figures into the report, or says why it could not run.
@@ -195,6 +213,7 @@ fn main() -> ExitCode {
     }
     let wants_s08 = cli.only.is_empty() || cli.only.contains(&Bench::Compaction);
     let wants_s12 = cli.only.is_empty() || cli.only.contains(&Bench::IdleCron);
+    let wants_fanout = cli.only.is_empty() || cli.only.contains(&Bench::Workflow);
     let mut to_build: Vec<&str> = Vec::new();
     if cli.s03.is_none() {
         to_build.push("s03");
@@ -209,6 +228,20 @@ fn main() -> ExitCode {
         eprintln!("bench: {e}");
         return ExitCode::from(2);
     }
+    if wants_fanout
+        && cli.fanout.is_none()
+        && let Err(e) = build_fanout()
+    {
+        eprintln!("bench: {e}");
+        return ExitCode::from(2);
+    }
+    // A relative path would not be found from the child's own folder.
+    let fanout = match &cli.fanout {
+        Some(path) => std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
+        None => built("examples/fanout").unwrap_or_default(),
+    };
+    let course = workflow::Course { python: cli.course_python.clone(), dir: cli.course.clone() };
+    let workflow_calls = if cli.quick { 100 } else { 1000 };
     let binary = |given: &Option<PathBuf>, name: &str| -> Result<PathBuf, String> {
         match given {
             Some(path) => {
@@ -242,7 +275,7 @@ fn main() -> ExitCode {
     }
     let started = std::time::Instant::now();
     let mut report = Report::default();
-    let steps: [(Bench, &str, &Step); 8] = [
+    let steps: [(Bench, &str, &Step); 9] = [
         (Bench::Harness, "harness overhead per round", &|r| session::harness(r, &s03, scale)),
         (Bench::Startup, "start-up", &|r| startup::startup(r, &s03, scale)),
         (Bench::Bash, "memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
@@ -253,6 +286,9 @@ fn main() -> ExitCode {
             compaction::flat_cost(r, &s03, &s08, scale)
         }),
         (Bench::IdleCron, "an idle s12 with two cron jobs", &|r| idle::idle_cron(r, &s12, idle_span)),
+        (Bench::Workflow, "a workflow of 1,000 agent() calls (s16), ours and the course's", &|r| {
+            workflow::workflow(r, &fanout, &course, workflow_calls)
+        }),
     ];
     for (bench, title, step) in steps {
         if !cli.only.is_empty() && !cli.only.contains(&bench) {
@@ -294,6 +330,21 @@ fn build(names: &[&str]) -> Result<(), String> {
         .map_err(|e| format!("cannot run {cargo}: {e}"))?;
     if !status.success() {
         return Err(format!("cargo build --profile {S03_PROFILE} -p {} failed", names.join(" -p ")));
+    }
+    Ok(())
+}
+
+/// Builds the workflow bench's `fanout` example with the [`S03_PROFILE`] profile.
+fn build_fanout() -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("bench: building the workflow example fanout with `cargo build --profile {S03_PROFILE}`");
+    let status = Command::new(&cargo)
+        .args(["build", "--profile", S03_PROFILE, "--quiet", "-p", "workflow", "--example", "fanout"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
+    if !status.success() {
+        return Err(format!("cargo build --profile {S03_PROFILE} -p workflow --example fanout failed"));
     }
     Ok(())
 }

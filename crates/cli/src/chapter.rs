@@ -47,13 +47,20 @@ pub fn main_with<A: Args + FromArgMatches, H: IntoComposed>(
     chapter: &Chapter,
     build: impl FnOnce(&Setup, &A) -> H,
 ) -> ExitCode {
+    let (common, extra) = parse::<A>(chapter);
+    cli::run(chapter, &common, |setup| build(setup, &extra))
+}
+
+/// Parses the command line as [`main_with`] does (exiting with clap's message and code 2 on bad
+/// flags, 0 on `--help`/`--version`), for a chapter that may do something else than run the
+/// agent (s16's `demo` and `resume` subcommands) before it calls [`cli::run`].
+pub fn parse<A: Args + FromArgMatches>(chapter: &Chapter) -> (CommonArgs, A) {
     let matches = command::<A>(chapter).get_matches();
     let parsed = CommonArgs::from_arg_matches(&matches).and_then(|c| Ok((c, A::from_arg_matches(&matches)?)));
-    let (common, extra) = match parsed {
+    match parsed {
         Ok(p) => p,
         Err(e) => e.exit(),
-    };
-    cli::run(chapter, &common, |setup| build(setup, &extra))
+    }
 }
 
 /// The chapter's command line: its name, `about` line, the common flags, `A`'s flags, and the

@@ -81,6 +81,27 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T, options: Options) -> Result<S
     Ok(dumps_with(&serde_json::to_value(value)?, options))
 }
 
+/// `value` with every object's keys in sorted order, at every depth: what `json.dumps(value,
+/// sort_keys=True)` writes is `dumps(&sort_keys(value))`. Python sorts keys by code point, which
+/// is the order of their UTF-8 bytes, so `str`'s `Ord` gives the same order.
+///
+/// ```
+/// use serde_json::json;
+/// let sorted = pyjson::sort_keys(&json!({"b": 1, "a": {"d": [{"z": 0, "y": 1}], "c": 2}}));
+/// assert_eq!(pyjson::dumps(&sorted), r#"{"a": {"c": 2, "d": [{"y": 1, "z": 0}]}, "b": 1}"#);
+/// ```
+pub fn sort_keys(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(sort_keys).collect()),
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sort_keys(v))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
 fn write_value(out: &mut String, value: &Value, options: Options, depth: usize) {
     match value {
         Value::Null => out.push_str("null"),

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use cap_std::fs::{Dir, File, OpenOptions};
 use cap_tempfile::TempFile;
 
-use agent_core::workspace::{Workspace, WorkspaceError};
+use agent_core::workspace::{HarnessPathError, Workspace, WorkspaceError};
 
 /// The lock file [`StoreDir::lock`] takes, inside the folder (the course's s13 `.tasks/.lock`).
 pub const LOCK_FILE: &str = ".lock";
@@ -82,6 +82,23 @@ impl StoreDir {
             Some(dir) => Ok(dir),
             None => Err(StoreError::Io { path: name.to_owned(), source: io::ErrorKind::NotFound.into() }),
         }
+    }
+
+    /// The harness's own folder `name` (one of [`agent_core::workspace::HARNESS_NAMES`], such as
+    /// s16's `.runtime`), opened as [`Workspace::harness_dir`] opens it: no part of the way may be
+    /// a symbolic link, even one that stays inside the workspace, so a command that replaced the
+    /// folder by a link cannot make the harness write elsewhere. `None` when it is missing and
+    /// `create` is `false`.
+    ///
+    /// # Errors
+    /// The [`HarnessPathError`] of [`Workspace::harness_dir`], whose text says what to do.
+    pub fn open_harness(
+        workspace: &Workspace,
+        name: &str,
+        create: bool,
+    ) -> Result<Option<Self>, HarnessPathError> {
+        let Some(dir) = workspace.harness_dir(name, create)? else { return Ok(None) };
+        Ok(Some(Self { dir, path: workspace.root().join(name) }))
     }
 
     fn open_with(workspace: &Workspace, name: &str, create: bool) -> Result<Option<Self>, StoreError> {
