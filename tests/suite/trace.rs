@@ -46,7 +46,8 @@ fn make_page(trace: &Path) -> PathBuf {
     page
 }
 
-/// Every request is followed by the response of its own lane, before that lane's next request.
+/// Every request is followed by the response of its own lane, before that lane's next request:
+/// an answer with its usage, or the API's refusal (s08's demo replays a `prompt is too long`).
 fn assert_each_request_is_answered(lines: &[Value]) {
     for (i, request) in lines.iter().enumerate().filter(|(_, l)| l["type"] == "request") {
         let lane = &request["lane"];
@@ -54,8 +55,10 @@ fn assert_each_request_is_answered(lines: &[Value]) {
             .iter()
             .find(|l| l["lane"] == *lane && (l["type"] == "request" || l["type"] == "response"));
         assert!(
-            next.is_some_and(|l| l["type"] == "response" && l["response"]["usage"].is_object()),
-            "request seq {} of lane {lane} has no response with usage after it",
+            next.is_some_and(
+                |l| l["type"] == "response" && (l["response"]["usage"].is_object() || l["error"].is_string())
+            ),
+            "request seq {} of lane {lane} has no response (usage or error) after it",
             request["seq"]
         );
     }
@@ -429,7 +432,8 @@ fn the_s08_page_marks_each_compaction_and_its_bar_drops() {
         )
         .await;
         let (before, after) = (drop[0].as_f64().unwrap(), drop[1].as_f64().unwrap());
-        assert!(after * 5.0 < before, "the bar does not drop: {before}% then {after}%");
+        // The summary replaces most of the history: the context at least halves.
+        assert!(after * 2.0 < before, "the bar does not drop: {before}% then {after}%");
         // On a phone-width screen nothing is wider than the screen but the timeline, which scrolls.
         let wide =
             eval(client, "return document.documentElement.scrollWidth <= window.innerWidth + 1;").await;
