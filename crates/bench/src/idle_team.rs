@@ -280,3 +280,19 @@ pub fn idle_team(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_teammate_is_told_from_the_lead_by_its_system_in_either_shape() {
+        let ours = json!({"system": [{"type": "text", "text": "You are 'mate03', a helper. …"}]});
+        let course = json!({"system": "You are 'mate10', helper, at /w."});
+        let lead = json!({"system": "You are a coding agent. Act, don't explain."});
+        assert_eq!(teammate_of(&ours).as_deref(), Some("mate03"));
+        assert_eq!(teammate_of(&course).as_deref(), Some("mate10"));
+        assert_eq!(teammate_of(&lead), None);
+        assert_eq!(teammate_of(&json!({})), None);
+    }
+}

@@ -276,12 +276,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let course = match &cli.course_s13 {
-        Some(code) if code.is_file() => {
-            Some(idle_team::Course { python: cli.course_python.clone(), code: code.clone() })
+    // The course's code.py runs in a temporary folder: its path must not be relative.
+    let course = match cli.course_s13.as_ref().map(|code| (code, std::fs::canonicalize(code))) {
+        Some((_, Ok(code))) if code.is_file() => {
+            Some(idle_team::Course { python: cli.course_python.clone(), code })
         }
-        Some(code) => {
-            eprintln!("bench: --course-s13 {}: no such file", code.display());
+        Some((given, found)) => {
+            let why = found.err().map_or_else(|| "not a file".to_owned(), |e| e.to_string());
+            eprintln!("bench: --course-s13 {}: {why}", given.display());
             return ExitCode::from(2);
         }
         None => None,
