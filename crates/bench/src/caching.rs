@@ -66,7 +66,7 @@ struct Flavour {
     /// The todo tool: `todo` (s03's) or `todo_write` (s05's, which s15 uses).
     todo_tool: &'static str,
     /// Whether the share is checked against [`BOUND_PERCENT`] (s15's is reported: its snip
-    /// rewrites the history's middle on every request past 50 messages; see BENCHMARKS.md).
+    /// rewrites the history's middle on every request once it reaches its limit; see BENCHMARKS.md).
     checked: bool,
 }
 
