@@ -56,8 +56,8 @@ fn ticks_per_second() -> f64 {
     if hz > 0 { hz as f64 } else { 100.0 }
 }
 
-/// `utime + stime` of process `pid`, from `/proc/PID/stat`.
-fn cpu_of(pid: u32) -> Result<Duration, String> {
+/// `utime + stime` of process `pid` (all its threads), from `/proc/PID/stat`.
+pub fn cpu_of(pid: u32) -> Result<Duration, String> {
     let stat =
         std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
     // The fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.

@@ -15,8 +15,12 @@
 //!     │    against the mock's simulated cache (caching.rs)
 //!     ├─ compaction: a 3,000-round s08 session (built the same way) and the same rounds on s03
 //!     │    (compaction.rs)
+//!     ├─ prompt caching of s15 (built the same way): the same session, SYSTEM rebuilt per turn
 //!     ├─ idle cron: s12 (built the same way) waiting at its prompt with two cron jobs for a
 //!     │    minute, its CPU from /proc (idle.rs)
+//!     ├─ idle team: s13 (built the same way) holding ten idle teammates for a minute, against
+//!     │    the same session without a team; the course's Python too with --course-s13
+//!     │    (idle_team.rs)
 //!     └─ workflow: 1,000 agent() calls at 8 at once, our `fanout` example (built the same way)
 //!          beside the course's s16 with its Anthropic runner, against one server (workflow.rs)
 //! ```
@@ -37,6 +41,7 @@ mod compaction;
 mod floor;
 mod host;
 mod idle;
+mod idle_team;
 mod report;
 mod request;
 mod session;
@@ -92,13 +97,29 @@ struct Cli {
     #[arg(long, value_name = "PATH")]
     fanout: Option<PathBuf>,
 
-    /// The Python that runs the course's s16 (it needs the `anthropic` package).
+    /// The Python that runs the course's s16 and, with `--course-s13`, its s13: one with the
+    /// course's packages (`anthropic`, `python-dotenv`), such as a venv's `bin/python`.
     #[arg(long, value_name = "PATH", default_value = "python3")]
     course_python: PathBuf,
 
     /// The course's checkout, holding `s16_workflow_runtime/code.py`.
     #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/course"))]
     course: PathBuf,
+
+    /// Use this s13 binary instead of building `cargo build --profile dist -p s13` (for
+    /// `--only idle-team`).
+    #[arg(long, value_name = "PATH")]
+    s13: Option<PathBuf>,
+
+    /// Use this s15 binary instead of building `cargo build --profile dist -p s15` (for
+    /// `--only caching`).
+    #[arg(long, value_name = "PATH")]
+    s15: Option<PathBuf>,
+
+    /// Also run the idle-team sessions with the course's Python s13 (its
+    /// `s13_agent_teams/code.py`), reported beside ours.
+    #[arg(long, value_name = "CODE_PY")]
+    course_s13: Option<PathBuf>,
 
     /// Run only these benchmarks (repeat the flag, or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',')]
@@ -118,7 +139,7 @@ enum Bench {
     Request,
     /// glob and read_file in process.
     Tools,
-    /// The billed input of a 50-round session with and without prompt caching.
+    /// The billed input of a 50-round session with and without prompt caching, s03 and s15.
     Caching,
     /// Flat cost with compaction: a long s08 session against the same rounds on s03.
     Compaction,
@@ -126,6 +147,8 @@ enum Bench {
     IdleCron,
     /// 1,000 agent() calls of one workflow (100 with `--quick`), ours beside the course's s16.
     Workflow,
+    /// CPU and peak RSS of s13 holding ten idle teammates over a minute (10 s with `--quick`).
+    IdleTeam,
 }
 
 /// One benchmark: prints its figures into the report, or says why it could not run.
@@ -211,11 +234,18 @@ fn main() -> ExitCode {
             "bench: warning: this is a debug build; in-process figures need `cargo run --release -p bench`"
         );
     }
+    // s03 serves every benchmark of a chapter process but idle-cron and idle-team.
+    let wants_s03 = cli.only.is_empty()
+        || cli.only.iter().any(|b| {
+            matches!(b, Bench::Harness | Bench::Startup | Bench::Bash | Bench::Caching | Bench::Compaction)
+        });
     let wants_s08 = cli.only.is_empty() || cli.only.contains(&Bench::Compaction);
     let wants_s12 = cli.only.is_empty() || cli.only.contains(&Bench::IdleCron);
     let wants_fanout = cli.only.is_empty() || cli.only.contains(&Bench::Workflow);
+    let wants_s13 = cli.only.is_empty() || cli.only.contains(&Bench::IdleTeam);
+    let wants_s15 = cli.only.is_empty() || cli.only.contains(&Bench::Caching);
     let mut to_build: Vec<&str> = Vec::new();
-    if cli.s03.is_none() {
+    if wants_s03 && cli.s03.is_none() {
         to_build.push("s03");
     }
     if wants_s08 && cli.s08.is_none() {
@@ -223,6 +253,12 @@ fn main() -> ExitCode {
     }
     if wants_s12 && cli.s12.is_none() {
         to_build.push("s12");
+    }
+    if wants_s13 && cli.s13.is_none() {
+        to_build.push("s13");
+    }
+    if wants_s15 && cli.s15.is_none() {
+        to_build.push("s15");
     }
     if let Err(e) = build(&to_build) {
         eprintln!("bench: {e}");
@@ -250,25 +286,51 @@ fn main() -> ExitCode {
             None => built(name),
         }
     };
-    let (s03, s08, s12) = match (
-        binary(&cli.s03, "s03"),
-        wants_s08.then(|| binary(&cli.s08, "s08")).transpose(),
-        wants_s12.then(|| binary(&cli.s12, "s12")).transpose(),
-    ) {
-        (Ok(s03), Ok(s08), Ok(s12)) => (s03, s08.unwrap_or_default(), s12.unwrap_or_default()),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+    let optional = |wanted: bool, given: &Option<PathBuf>, name: &str| -> Result<PathBuf, String> {
+        if wanted { binary(given, name) } else { Ok(PathBuf::new()) }
+    };
+    let binaries = (|| {
+        Ok::<_, String>((
+            optional(wants_s03, &cli.s03, "s03")?,
+            optional(wants_s08, &cli.s08, "s08")?,
+            optional(wants_s12, &cli.s12, "s12")?,
+            optional(wants_s13, &cli.s13, "s13")?,
+            optional(wants_s15, &cli.s15, "s15")?,
+        ))
+    })();
+    let (s03, s08, s12, s13, s15) = match binaries {
+        Ok(found) => found,
+        Err(e) => {
             eprintln!("bench: {e}");
             return ExitCode::from(2);
         }
     };
+    // The course's code.py runs in a temporary folder: its path must not be relative.
+    let course_s13 = match cli.course_s13.as_ref().map(|code| (code, std::fs::canonicalize(code))) {
+        Some((_, Ok(code))) if code.is_file() => {
+            Some(idle_team::Course { python: cli.course_python.clone(), code })
+        }
+        Some((given, found)) => {
+            let why = found.err().map_or_else(|| "not a file".to_owned(), |e| e.to_string());
+            eprintln!("bench: --course-s13 {}: {why}", given.display());
+            return ExitCode::from(2);
+        }
+        None => None,
+    };
     let idle_span = std::time::Duration::from_secs(if cli.quick { 10 } else { 60 });
 
-    println!("bench{}: s03 at {}", if cli.quick { " --quick" } else { "" }, s03.display());
+    println!("bench{}", if cli.quick { " --quick" } else { "" });
+    if wants_s03 {
+        println!("bench: s03 at {}", s03.display());
+    }
     if wants_s08 {
         println!("bench: s08 at {}", s08.display());
     }
-    if wants_s12 {
-        println!("bench: s12 at {}", s12.display());
+    for (wanted, name, path) in [(wants_s12, "s12", &s12), (wants_s13, "s13", &s13), (wants_s15, "s15", &s15)]
+    {
+        if wanted {
+            println!("bench: {name} at {}", path.display());
+        }
     }
     for line in report::machine() {
         println!("  {line}");
@@ -281,13 +343,16 @@ fn main() -> ExitCode {
         (Bench::Bash, "memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
         (Bench::Request, "request building", &|r| request::serialisation(r, scale)),
         (Bench::Tools, "tools", &|r| tools::tools(r, scale)),
-        (Bench::Caching, "prompt caching", &|r| caching::caching(r, &s03)),
+        (Bench::Caching, "prompt caching", &|r| caching::caching(r, &s03, &s15)),
         (Bench::Compaction, "flat cost with compaction (s08 against s03)", &|r| {
             compaction::flat_cost(r, &s03, &s08, scale)
         }),
         (Bench::IdleCron, "an idle s12 with two cron jobs", &|r| idle::idle_cron(r, &s12, idle_span)),
         (Bench::Workflow, "a workflow of 1,000 agent() calls (s16), ours and the course's", &|r| {
             workflow::workflow(r, &fanout, &course, workflow_calls)
+        }),
+        (Bench::IdleTeam, "ten idle teammates in s13", &|r| {
+            idle_team::idle_team(r, &s13, course_s13.as_ref(), idle_span)
         }),
     ];
     for (bench, title, step) in steps {
@@ -308,7 +373,7 @@ fn main() -> ExitCode {
 /// install or ship (release with whole-program LTO, see Cargo.toml).
 const S03_PROFILE: &str = "dist";
 
-/// Builds the chapter binaries `names` (`s03`, `s08`, `s12`) with the [`S03_PROFILE`] profile, in one
+/// Builds the chapter binaries `names` (`s03`, `s08`, `s12`, `s13`, `s15`) with the [`S03_PROFILE`] profile, in one
 /// cargo command run by the cargo that runs us; nothing when `names` is empty.
 fn build(names: &[&str]) -> Result<(), String> {
     if names.is_empty() {
