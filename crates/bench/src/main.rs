@@ -337,7 +337,7 @@ fn main() -> ExitCode {
     }
     let started = std::time::Instant::now();
     let mut report = Report::default();
-    let steps: [(Bench, &str, &Step); 9] = [
+    let steps: [(Bench, &str, &Step); 10] = [
         (Bench::Harness, "harness overhead per round", &|r| session::harness(r, &s03, scale)),
         (Bench::Startup, "start-up", &|r| startup::startup(r, &s03, scale)),
         (Bench::Bash, "memory of the bash tool", &|r| session::bash_memory(r, &s03, scale)),
