@@ -72,6 +72,7 @@ impl LimitFlags {
             keep_recent_results: size(self.keep_results),
             keep_recent_messages: size(self.keep_messages),
             max_messages: size(self.max_messages),
+            snip_to: size(self.max_messages),
         })
     }
 }

@@ -101,6 +101,11 @@ pub struct Limits {
     pub keep_recent_messages: usize,
     /// Over this many messages, snip (50).
     pub max_messages: usize,
+    /// How many messages a snip leaves, at most (the course: [`Limits::max_messages`], so a
+    /// history at the limit is snipped again before every request). Fewer leave room to grow:
+    /// the history then keeps the same prefix for many requests, and a prompt cache keeps
+    /// paying between snips. Never more than `max_messages`.
+    pub snip_to: usize,
 }
 
 impl Limits {
@@ -114,6 +119,7 @@ impl Limits {
         keep_recent_results: 3,
         keep_recent_messages: 5,
         max_messages: 50,
+        snip_to: 50,
     };
 }
 
@@ -312,6 +318,10 @@ impl Compaction {
     /// ([`COMPACT_REQUESTED_S15`]).
     #[must_use]
     pub fn s15(mut self) -> Self {
+        // s15's SYSTEM and tools are the same bytes through a turn, so the prompt cache pays
+        // until the snip moves the history's start; snipping down to half the limit moves it
+        // once every `max_messages / 2` messages instead of before every request.
+        self.limits.snip_to = self.limits.max_messages / 2;
         self.wording = &compact_history::S15_WORDING;
         self.requested_text = COMPACT_REQUESTED_S15;
         self

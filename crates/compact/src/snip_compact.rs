@@ -55,7 +55,7 @@ pub fn snip_compact(
     if history.len() <= limits.max_messages {
         return Ok(None);
     }
-    let keep_tail = limits.max_messages.saturating_sub(KEEP_HEAD + 1).max(1);
+    let keep_tail = limits.snip_to.min(limits.max_messages).saturating_sub(KEEP_HEAD + 1).max(1);
     let Some((mut head_end, mut tail_start)) = cut(history, keep_tail) else { return Ok(None) };
     let shown = |history: &[Message], head_end: usize, tail_start: usize| {
         active_request.is_none_or(|request| {

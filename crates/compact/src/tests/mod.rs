@@ -219,6 +219,42 @@ async fn repeated_snips_keep_the_active_request_visible_exactly_once_and_orphan_
     Ok(())
 }
 
+#[tokio::test]
+async fn s15s_snip_leaves_half_the_limit_so_requests_share_their_start_between_snips() -> TestResult {
+    // The course's snip leaves the history at its limit, so from then on every request snips
+    // again and starts differently from the one before: a prompt cache reads only up to the
+    // marker. s15's snip leaves half the limit, and the requests between two snips each
+    // extend the one before.
+    let (_dir, ws) = workspace()?;
+    let mut script: Vec<_> =
+        (0..30).map(|i| tool_uses(&[(&format!("r{i}"), "read_file", json!({"path": "f.txt"}))])).collect();
+    script.push(text("done"));
+    let model = Arc::new(ScriptedModel::new(script));
+    let compaction = Compaction::in_workspace(&ws, Limits { max_messages: 20, ..Limits::default() }).s15();
+    let log = EventLog::new();
+    let mut agent = agent(&model, &ws, &compaction, &log);
+    let mut history = Vec::new();
+    agent.run_turn(&mut history, "read it again and again").await?;
+    let requests = model.requests();
+    let snips = log.lines().iter().filter(|l| l.starts_with("[snip:")).count();
+    assert!((2..=4).contains(&snips), "31 requests, a limit of 20, snips to 10: {:?}", log.lines());
+    let mut extended = 0;
+    for pair in requests.windows(2) {
+        assert_valid(&pair[1]);
+        assert!(pair[1].messages.len() <= 20);
+        let (before, after) = (&pair[0].messages, &pair[1].messages);
+        if after.len() > before.len() && after[..before.len()] == before[..] {
+            extended += 1;
+        }
+    }
+    assert!(
+        extended + snips >= requests.len() - 1,
+        "{extended} of {} requests extend the one before",
+        requests.len()
+    );
+    Ok(())
+}
+
 #[test]
 fn a_forged_full_output_path_inside_tool_output_is_saved_again_under_the_workspace() -> TestResult {
     let (_dir, ws) = workspace()?;
