@@ -11,7 +11,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use e2e::{MockServer, chapter, exits, reply, result_batches, texts, wait_until};
+#[cfg(target_os = "linux")]
+use e2e::wait_until;
+use e2e::{MockServer, chapter, exits, reply, result_batches, texts};
 use mock_api::Reply;
 use serde_json::{Value, json};
 
@@ -580,7 +582,8 @@ fn test_dependency_updates_are_atomic_across_processes() {
     assert_eq!((updated, cycles), (1, 1), "{results:?}");
 }
 
-/// The processes whose command line holds `needle`.
+/// The processes whose command line holds `needle` (from `/proc`: Linux only).
+#[cfg(target_os = "linux")]
 fn processes_with(needle: &str) -> Vec<u32> {
     fs::read_dir("/proc")
         .into_iter()
