@@ -65,8 +65,9 @@ struct Flavour {
     name: &'static str,
     /// The todo tool: `todo` (s03's) or `todo_write` (s05's, which s15 uses).
     todo_tool: &'static str,
-    /// Whether the share is checked against [`BOUND_PERCENT`] (s15's is reported: its snip
-    /// rewrites the history's middle on every request once it reaches its limit; see BENCHMARKS.md).
+    /// Whether the share is checked against [`BOUND_PERCENT`] (s15's is reported: its history
+    /// is snipped every 25 messages from request 24 on, and each snip is written to the cache
+    /// again; see BENCHMARKS.md).
     checked: bool,
 }
 
@@ -287,8 +288,8 @@ fn chapter(report: &mut Report, bin: &Path, flavour: Flavour) -> Result<(), Stri
     let label = format!("{name}: billed input of the {ROUNDS}-round session, cached / uncached");
     if let (Some((n, cached)), Some((m, uncached))) = (with.before_shrink, without.before_shrink) {
         report.note(&format!(
-            "request {} is the first whose history did not grow (compaction acted): from there on \
-             each request's messages differ from the previous request's after the first few",
+            "request {} is the first whose history did not grow (compaction acted): the requests \
+             after a snip share a new start, written to the cache once",
             n + 1
         ));
         if n == m {
