@@ -57,6 +57,30 @@ impl DurableFile {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Whether the file exists, refusing anything but a plain file (ours; the course opens
+    /// whatever is there). A model's command can put a link in its place, which would make the
+    /// scheduler read the file it names (or replace the link), or a FIFO, on which reading blocks
+    /// for ever.
+    ///
+    /// # Errors
+    /// A link or something that is not a plain file, with the text of
+    /// [`HarnessPathError`](agent_core::workspace::HarnessPathError) (what it is, what to do);
+    /// any other I/O error of looking.
+    fn plain_file(&self) -> io::Result<bool> {
+        use agent_core::workspace::HarnessPathError;
+        let name = DURABLE_NAME.to_owned();
+        match fs::symlink_metadata(&self.path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&self.path).map(|t| t.display().to_string()).unwrap_or_default();
+                Err(HarnessPathError::Link { name, target }.into())
+            }
+            Ok(meta) if !meta.is_file() => Err(HarnessPathError::Unexpected { name, expected: "plain file" }.into()),
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 impl JobFile for DurableFile {
@@ -65,6 +89,9 @@ impl JobFile for DurableFile {
     }
 
     fn read(&self) -> io::Result<Option<Vec<u8>>> {
+        if !self.plain_file()? {
+            return Ok(None);
+        }
         match fs::read(&self.path) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -73,6 +100,7 @@ impl JobFile for DurableFile {
     }
 
     fn replace(&self, bytes: &[u8]) -> io::Result<()> {
+        self.plain_file()?;
         let dir = self.path.parent().unwrap_or(Path::new("."));
         // The temporary file is removed when dropped unrenamed (the course's `finally: unlink`).
         let mut temp =
@@ -168,5 +196,27 @@ mod tests {
         assert_eq!(file.read().unwrap().as_deref(), Some(&b"[1]"[..]));
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, [DURABLE_NAME]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_or_a_fifo_in_its_place_is_refused_and_left_alone() -> Result<(), Box<dyn std::error::Error>> {
+        let workdir = tempfile::tempdir()?;
+        fs::write(workdir.path().join("secret.txt"), "[]")?;
+        std::os::unix::fs::symlink("secret.txt", workdir.path().join(DURABLE_NAME))?;
+        let file = DurableFile::in_workdir(workdir.path());
+        let read = file.read().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(read.starts_with(".scheduled_tasks.json in the workspace is a symbolic link (to secret.txt)"), "{read}");
+        assert!(file.replace(b"[1]").is_err(), "a save through the link is refused");
+        assert!(fs::symlink_metadata(file.path())?.file_type().is_symlink(), "the link is left as it was");
+        assert_eq!(fs::read_to_string(workdir.path().join("secret.txt"))?, "[]");
+
+        // A FIFO would block the load for ever: it is refused without opening it.
+        fs::remove_file(file.path())?;
+        let made = std::process::Command::new("mkfifo").arg(file.path()).status()?;
+        assert!(made.success());
+        let read = file.read().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(read.contains("is not a plain file"), "{read}");
+        Ok(())
     }
 }

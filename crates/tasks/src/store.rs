@@ -211,6 +211,10 @@ pub enum TaskError {
         /// What is wrong and what to do, as a phrase after the file name.
         why: String,
     },
+    /// `.tasks` is a link that stays inside the workspace, or no folder (ours: the course follows
+    /// such a link). The text says what to do.
+    #[error(transparent)]
+    Harness(agent_core::workspace::HarnessPathError),
     /// The system refused a file operation.
     #[error("{what}: {source}")]
     Io {
@@ -353,11 +357,24 @@ impl TaskStore {
     }
 
     fn open(&self) -> Result<Option<StoreDir>, TaskError> {
-        StoreDir::open(&self.workspace, TASKS_DIR).map_err(store_error)
+        self.open_with(false)
     }
 
     fn open_or_create(&self) -> Result<StoreDir, TaskError> {
-        StoreDir::open_or_create(&self.workspace, TASKS_DIR).map_err(store_error)
+        self.open_with(true)?.ok_or_else(|| TaskError::Io {
+            what: format!("cannot open {TASKS_DIR}"),
+            source: io::ErrorKind::NotFound.into(),
+        })
+    }
+
+    /// `.tasks`, checked twice. First as the course checks it, for its text: a `.tasks` that
+    /// leads outside the workspace is [`TaskError::Escapes`]. Then as every harness folder is
+    /// opened ([`StoreDir::open_harness`]): a `.tasks` that is a link at all, even one staying
+    /// inside, is refused, since a model's command can make one and the store would then write
+    /// where the link points.
+    fn open_with(&self, create: bool) -> Result<Option<StoreDir>, TaskError> {
+        StoreDir::open(&self.workspace, TASKS_DIR).map_err(store_error)?;
+        StoreDir::open_harness(&self.workspace, TASKS_DIR, create).map_err(TaskError::Harness)
     }
 
     fn draw_id(&self) -> String {

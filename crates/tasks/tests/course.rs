@@ -244,6 +244,26 @@ async fn test_task_store_rejects_a_symlink_outside_the_workspace() -> TestResult
 
 // ---- ours, beyond the course's tests ----
 
+/// A `.tasks` link that stays inside the workspace is refused too (the course follows it): a
+/// model's command can make one, and the store would then write into the folder it names.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_tasks_link_inside_the_workspace_is_refused_and_nothing_is_written_through_it() -> TestResult {
+    let chapter = Chapter::new()?;
+    std::fs::create_dir(chapter.path().join("docs"))?;
+    std::fs::write(chapter.path().join("docs/notes.md"), "mine")?;
+    std::os::unix::fs::symlink("docs", chapter.path().join(".tasks"))?;
+    let created = chapter.execute_tool("create_task", json!({"subject": "through the link"})).await;
+    assert!(created.starts_with("Error: .tasks in the workspace is a symbolic link (to docs)"), "{created}");
+    assert!(created.contains("rm .tasks"), "the text says what to do: {created}");
+    let listed = chapter.execute_tool("list_tasks", json!({})).await;
+    assert!(listed.starts_with("Error: .tasks in the workspace is a symbolic link"), "{listed}");
+    let names: Vec<_> = std::fs::read_dir(chapter.path().join("docs"))?.filter_map(|e| e.ok()).collect();
+    assert_eq!(names.len(), 1, "only the user's file is in docs/");
+    assert_eq!(std::fs::read_to_string(chapter.path().join("docs/notes.md"))?, "mine");
+    Ok(())
+}
+
 #[test]
 fn a_task_file_is_the_bytes_python_writes() -> TestResult {
     let mut draws = [0x0c301f08_u32].into_iter();
