@@ -10,7 +10,8 @@ use e2e::{MockServer, one_turn, pty_chapter, pty_text, reply, result_batches, st
 use serde_json::{Value, json};
 
 /// Each chapter's title line, as the course's `code.py` prints it (COURSE §0, §4); s03 keeps the
-/// older layout's TodoWrite, so its title is ours.
+/// older layout's TodoWrite, so its title is ours. The second line is the same in every chapter
+/// but s17, which says how to set a goal instead (COURSE-s10-s17 §8.1).
 const BANNERS: &[(&str, &str)] = &[
     ("s01", "s01: Agent Loop"),
     ("s02", "s02: Tool Use - four tools added to s01"),
@@ -28,7 +29,16 @@ const BANNERS: &[(&str, &str)] = &[
     ("s14", "s14: MCP tools"),
     ("s15", "s15: integrated harness"),
     ("s16", "s16: workflow runtime"),
+    ("s17", "s17: goal loop"),
 ];
+
+/// The banner's second line for `name`.
+fn hint(name: &str) -> &'static str {
+    match name {
+        "s17" => "Set a condition with /goal <condition>. Type q to quit.",
+        _ => "Enter a question, press Enter to send. Type q to quit.",
+    }
+}
 
 #[test]
 fn every_chapter_prints_its_banner_before_the_first_prompt() {
@@ -43,8 +53,7 @@ fn every_chapter_prints_its_banner_before_the_first_prompt() {
             server.base_url(),
             ws.path().canonicalize().unwrap().display()
         );
-        let banner =
-            format!("{title}\r\nEnter a question, press Enter to send. Type q to quit.\r\n{start}\r\n\r\n");
+        let banner = format!("{title}\r\n{}\r\n{start}\r\n\r\n", hint(name));
         // The line editor may start the prompt's line with a carriage return.
         let before = before.trim_end_matches('\r');
         assert!(

@@ -30,10 +30,10 @@ use agent_cli::ui::Ui;
 use agent_core::events::{self, Level};
 use agent_core::workspace::Workspace;
 use integrated::IntegratedArgs;
-use serde_json::{Value, json};
+use workflow::offline::{OfflineRun, run_offline};
 use workflow::runner::{AgentRunner, RunnerFactory};
 use workflow::state::Reporter;
-use workflow::store::{RunStore, render_runs};
+use workflow::store::runs_view;
 use workflow::tool::WorkflowExtension;
 use workflow::{ApiAgentRunner, MockAgentRunner, WorkflowRuntime, WorkflowTool};
 
@@ -73,7 +73,7 @@ enum Offline {
 fn main() -> ExitCode {
     let (common, args) = chapter::parse::<S16Args>(&CHAPTER);
     if let Some(offline) = args.offline {
-        return run_offline(offline, &common);
+        return run_subcommand(offline, &common);
     }
     cli::run(&CHAPTER, &common, |setup| compose(setup, &args.integrated))
 }
@@ -101,19 +101,10 @@ fn compose(setup: &Setup, args: &IntegratedArgs) -> Result<Composed, String> {
         "the workflow runs in .runtime/: status, agents and tokens",
         move |ui: &Ui| match runs_view(&workspace) {
             Ok(text) => ui.say(&text),
-            Err(e) => ui.error(&e),
+            Err(e) => ui.error(&e.to_string()),
         },
     ));
     Ok(composed)
-}
-
-fn runs_view(workspace: &Workspace) -> Result<String, String> {
-    let Some(store) = RunStore::existing(workspace).map_err(|e| e.to_string())? else {
-        return Ok(render_runs(&[], None));
-    };
-    let runs = store.list().map_err(|e| e.to_string())?;
-    let last = store.read_last_run().ok().flatten();
-    Ok(render_runs(&runs, last.as_deref()))
 }
 
 /// A line on stdout; a closed stdout is no reason to panic.
@@ -121,8 +112,8 @@ fn say(text: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 
-/// `s16 demo` / `s16 resume` (course `run_demo`): the golden output of §7.4.
-fn run_offline(offline: Offline, common: &CommonArgs) -> ExitCode {
+/// `s16 demo` / `s16 resume`: [`workflow::offline::run_offline`] in the workspace, printed.
+fn run_subcommand(offline: Offline, common: &CommonArgs) -> ExitCode {
     let root = match &common.workdir {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
@@ -139,48 +130,13 @@ fn run_offline(offline: Offline, common: &CommonArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
-    let resume_id = match offline {
-        Offline::Demo => {
-            say("launching workflow `review-changes`\n");
-            None
-        }
-        Offline::Resume => {
-            let last = RunStore::existing(&workspace).and_then(|s| s.map(|s| s.read_last_run()).transpose());
-            match last {
-                Ok(Some(Some(id))) => {
-                    say(&format!("resuming {id}; unchanged agent() calls use the journal cache\n"));
-                    Some(id)
-                }
-                Ok(_) => {
-                    say("nothing to resume; run `s16 demo` first.");
-                    return ExitCode::SUCCESS;
-                }
-                Err(e) => return fail(e.to_string()),
-            }
-        }
+    let which = match offline {
+        Offline::Demo => OfflineRun::Demo,
+        Offline::Resume => OfflineRun::Resume,
     };
-    let reporter: Reporter = Arc::new(|event| say(&event.line()));
-    let runner: RunnerFactory = Arc::new(|| Arc::new(MockAgentRunner) as Arc<dyn AgentRunner>);
-    let workflows = WorkflowRuntime::new(workspace, runner).reporter(reporter);
-    let args = json!({"budget": null, "changes": workflow::review::DEMO_CHANGES});
-    let resume = resume_id.map(Value::String);
-    let out =
-        runtime.block_on(workflows.run_workflow(&json!("review-changes"), Some(&args), resume.as_ref()));
-    let out = match out {
-        Ok(out) => out,
-        Err(e) => return fail(e.to_string()),
-    };
-    say("\nresult:");
-    for line in workflow::review::result_lines(&out["result"]) {
-        say(&line);
+    match runtime.block_on(run_offline(workspace, which, Arc::new(say))) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => fail(e),
     }
-    let task = &out["task"];
-    say(&format!(
-        "\nstatus={}  agents={}  tokens={}  journal=.runtime/{}.journal.jsonl",
-        task["status"].as_str().unwrap_or_default(),
-        task["usage"]["agents"],
-        task["usage"]["tokens"],
-        task["runId"].as_str().unwrap_or_default(),
-    ));
-    if task["status"] == "completed" { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }

@@ -75,7 +75,9 @@ impl DurableFile {
                 let target = fs::read_link(&self.path).map(|t| t.display().to_string()).unwrap_or_default();
                 Err(HarnessPathError::Link { name, target }.into())
             }
-            Ok(meta) if !meta.is_file() => Err(HarnessPathError::Unexpected { name, expected: "plain file" }.into()),
+            Ok(meta) if !meta.is_file() => {
+                Err(HarnessPathError::Unexpected { name, expected: "plain file" }.into())
+            }
             Ok(_) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
@@ -206,7 +208,10 @@ mod tests {
         std::os::unix::fs::symlink("secret.txt", workdir.path().join(DURABLE_NAME))?;
         let file = DurableFile::in_workdir(workdir.path());
         let read = file.read().err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(read.starts_with(".scheduled_tasks.json in the workspace is a symbolic link (to secret.txt)"), "{read}");
+        assert!(
+            read.starts_with(".scheduled_tasks.json in the workspace is a symbolic link (to secret.txt)"),
+            "{read}"
+        );
         assert!(file.replace(b"[1]").is_err(), "a save through the link is refused");
         assert!(fs::symlink_metadata(file.path())?.file_type().is_symlink(), "the link is left as it was");
         assert_eq!(fs::read_to_string(workdir.path().join("secret.txt"))?, "[]");

@@ -38,6 +38,7 @@
 
 pub mod hash;
 pub mod journal;
+pub mod offline;
 pub mod review;
 pub mod runner;
 pub mod runtime;

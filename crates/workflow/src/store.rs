@@ -213,6 +213,20 @@ impl RunStore {
     }
 }
 
+/// `/runs` for `workspace`: [`render_runs`] over its `.runtime/`, the "no runs yet" line when
+/// there is none.
+///
+/// # Errors
+/// As [`RunStore::existing`], [`RunStore::list`] and [`RunStore::read_last_run`].
+pub fn runs_view(workspace: &Workspace) -> Result<String> {
+    let Some(store) = RunStore::existing(workspace)? else {
+        return Ok(render_runs(&[], None));
+    };
+    let runs = store.list()?;
+    let last = store.read_last_run().ok().flatten();
+    Ok(render_runs(&runs, last.as_deref()))
+}
+
 /// `/runs`: one line per run, `*` before the last one (`last_run.txt`), with status, agents and
 /// tokens.
 pub fn render_runs(runs: &[RunSummary], last: Option<&str>) -> String {
