@@ -260,3 +260,24 @@ fn s15_to_s16_is_the_workflow_tool_on_the_integrated_host() {
         &["SimpleJsonSchema", "sha2", "flock", "Semaphore", "journal_key", "McpTools"],
     );
 }
+
+/// The course checks its s11 and s12 lessons are ASCII; every chapter's `main.rs` is held to it.
+#[test]
+fn every_chapters_lesson_file_is_ascii() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../chapters");
+    let mut chapters: Vec<String> = std::fs::read_dir(&root)
+        .expect("chapters/ is readable")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| root.join(n).join("src/main.rs").is_file())
+        .collect();
+    chapters.sort();
+    assert!(!chapters.is_empty(), "no chapter found under {}", root.display());
+    let bad: Vec<String> = chapters
+        .iter()
+        .filter_map(|c| {
+            let found = e2e::non_ascii_in_lesson(c);
+            (!found.is_empty()).then(|| format!("{c}: {found:?}"))
+        })
+        .collect();
+    assert!(bad.is_empty(), "lesson files with non-ASCII characters:\n{}", bad.join("\n"));
+}

@@ -299,3 +299,9 @@ fn a_notification_follows_the_tool_results_of_the_round_it_finished_in() {
         "the prompt and two rounds of results"
     );
 }
+
+#[test]
+fn test_s11_code_is_ascii() {
+    let found = e2e::non_ascii_in_lesson("s11");
+    assert!(found.is_empty(), "chapters/s11/src/main.rs is not ASCII: {found:?}");
+}

@@ -269,3 +269,9 @@ fn a_broken_file_is_reported_and_an_invalid_entry_skipped() {
     assert!(all.contains("[cron] skipped invalid saved job: minute: Value 61 is outside [0-59]"), "{all}");
     assert!(all.contains("[cron] loaded 1 durable job(s)"), "{all}");
 }
+
+#[test]
+fn test_s12_code_is_ascii() {
+    let found = e2e::non_ascii_in_lesson("s12");
+    assert!(found.is_empty(), "chapters/s12/src/main.rs is not ASCII: {found:?}");
+}

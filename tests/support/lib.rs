@@ -380,3 +380,21 @@ pub fn texts(message: &Value) -> Vec<String> {
 pub fn pty_text(text: &str) -> String {
     text.bytes().map(char::from).collect()
 }
+
+/// The non-ASCII characters of chapter `name`'s lesson file, `chapters/{name}/src/main.rs`, as
+/// `line: character` (the course's `test_sNN_code_is_ascii`, which reads its `code.py` as ASCII:
+/// the file a learner opens first displays the same in every terminal and editor encoding).
+///
+/// # Panics
+/// When the file cannot be read: the test's own setup failed.
+pub fn non_ascii_in_lesson(name: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../chapters").join(name).join("src/main.rs");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    text.lines()
+        .enumerate()
+        .flat_map(|(i, line)| {
+            line.chars().filter(|c| !c.is_ascii()).map(move |c| format!("{}: {c:?}", i + 1))
+        })
+        .collect()
+}

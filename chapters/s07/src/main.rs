@@ -2,7 +2,7 @@
 //! full SKILL.md only when it applies.
 //!
 //! ```text
-//!  start: skills/*/SKILL.md --scan--> SYSTEM: "Skills available:\n- code-review: Review code …"
+//!  start: skills/*/SKILL.md --scan--> SYSTEM: "Skills available:\n- code-review: Review code ..."
 //!
 //!  prompt --> LLM --> tool_use load_skill {name} --> tool_result = the whole SKILL.md
 //!              ^                                             |

@@ -2,10 +2,10 @@
 //! its result arrives before a later request, as a `<task_notification>`.
 //!
 //! ```text
-//!  LLM ──► bash {command, run_in_background: true} ──► "[Background task bg_0001 started] …"
-//!   ▲                                                        │ (the command runs on its own)
-//!   │                                                        ▼
-//!   └── before each request: finished results ──► <task_notification> appended to the last
+//!  LLM --> bash {command, run_in_background: true} --> "[Background task bg_0001 started] ..."
+//!   ^                                                        | (the command runs on its own)
+//!   |                                                        v
+//!   +-- before each request: finished results --> <task_notification> appended to the last
 //!                                                  user message (never a second one)
 //! ```
 //!

@@ -2,11 +2,11 @@
 //! the agent is idle.
 //!
 //! ```text
-//!  schedule_cron ─► .scheduled_tasks.json        timer: sleeps until the next matching minute
-//!                                                   │ due: pending, saved, queued
-//!                                                   ▼
-//!  you ─► prompt ─► LLM ◄─► tools     idle? ─► "[Scheduled] {prompt}" ─► LLM ◄─► tools
-//!                                                   │ acknowledged once the model accepted it
+//!  schedule_cron -> .scheduled_tasks.json        timer: sleeps until the next matching minute
+//!                                                   | due: pending, saved, queued
+//!                                                   v
+//!  you -> prompt -> LLM <-> tools     idle? -> "[Scheduled] {prompt}" -> LLM <-> tools
+//!                                                   | acknowledged once the model accepted it
 //! ```
 //!
 //! Changes from s09 (the course builds every chapter from s06 on on the s04 kernel): memory

@@ -2,11 +2,11 @@
 //! each a loop of its own that reports through a mailbox, idles, and claims the next ready task.
 //!
 //! ```text
-//!  you ─► Lead ─► create_task ×N ─► spawn_teammate(alice, task_id, require_plan)
-//!           ▲         alice: submit_plan ─► [plan_approval_request] ─► Lead: review_plan
-//!           │         alice: works in the task's folder ─► complete_task ─► result, idle_notification
-//!           │         alice idle: mail first, then claims the next ready task (atomically)
-//!           └── "[Team events]" turn ◄── .mailboxes/lead.jsonl ◄── every teammate's messages
+//!  you -> Lead -> create_task xN -> spawn_teammate(alice, task_id, require_plan)
+//!           ^         alice: submit_plan -> [plan_approval_request] -> Lead: review_plan
+//!           |         alice: works in the task's folder -> complete_task -> result, idle_notification
+//!           |         alice idle: mail first, then claims the next ready task (atomically)
+//!           +-- "[Team events]" turn <-- .mailboxes/lead.jsonl <-- every teammate's messages
 //! ```
 //!
 //! Changes from s10 (the course builds s13 on the task system): s10's six task tools with one

@@ -3,12 +3,12 @@
 //! decides which of them run without asking.
 //!
 //! ```text
-//!  connect_mcp("docs") ──► tools/list ──► [mcp] connected: docs -> search, get_version
-//!        │
+//!  connect_mcp("docs") --> tools/list --> [mcp] connected: docs -> search, get_version
+//!        |
 //!  before every request: tools = built-ins + mcp__docs__search, mcp__docs__get_version
 //!                         SYSTEM = BASE + "Connected MCP servers: docs"
-//!        │
-//!  mcp__deploy__trigger ──► host policy: confirm ──► [permission] External tool … Allow? [y/N]
+//!        |
+//!  mcp__deploy__trigger --> host policy: confirm --> [permission] External tool ... Allow? [y/N]
 //! ```
 //!
 //! Changes from s04 (the course builds s14 on the s04 kernel): the base tools take s14's texts

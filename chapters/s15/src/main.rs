@@ -4,9 +4,9 @@
 //! model after 529s, `max_tokens` escalation then continuation, reactive compaction.
 //!
 //! ```text
-//!  prompt / cron turn / finished command ─► SYSTEM (fixed + time + skills + memory + MCP)
-//!      ─► cron inject ─► nag ─► compaction ─► request (recovery) ─► tools (hooks, permission)
-//!      ─► results ─► next request … ─► answer ─► memory extraction
+//!  prompt / cron turn / finished command -> SYSTEM (fixed + time + skills + memory + MCP)
+//!      -> cron inject -> nag -> compaction -> request (recovery) -> tools (hooks, permission)
+//!      -> results -> next request ... -> answer -> memory extraction
 //! ```
 //!
 //! Changes from s14: the chapters stop being "the s04 kernel plus one mechanism"; this one is

@@ -4,10 +4,10 @@
 //! and journals every answer so that a resume calls the model only for what changed.
 //!
 //! ```text
-//!  LLM ── tool_use Workflow(name, args, resume_from_run_id) ──► WorkflowRuntime
-//!                                                                 ├ agent │ parallel │ pipeline
-//!                                                                 ├ .runtime/{run}.journal.jsonl
-//!  LLM ◄── {"launched", "result", "task"} ◄────────────────────────┘ .runtime/{run}.output.json
+//!  LLM -- tool_use Workflow(name, args, resume_from_run_id) --> WorkflowRuntime
+//!                                                                 + agent | parallel | pipeline
+//!                                                                 + .runtime/{run}.journal.jsonl
+//!  LLM <-- {"launched", "result", "task"} <------------------------+ .runtime/{run}.output.json
 //! ```
 //!
 //! Changes from s15 (the course's s16 is the s15 host with `Workflow` appended last to its tools):

@@ -3,12 +3,12 @@
 //! model is sent back with what is missing.
 //!
 //! ```text
-//!  /goal COND ──► COND is the user's message ──► worker ◄──► tools
-//!                                                  │ no tool_use
-//!                                                  ▼
-//!          [Goal still active] … ◄── block ── evaluator (no tools, 512 tokens)
-//!                                                  │ achieved / failed / limit / error / defer
-//!                                                  ▼
+//!  /goal COND --> COND is the user's message --> worker <--> tools
+//!                                                  | no tool_use
+//!                                                  v
+//!        [Goal still active] ... <-- block -- evaluator (no tools, 512 tokens)
+//!                                                  | achieved / failed / limit / error / defer
+//!                                                  v
 //!                                               return
 //! ```
 //!
