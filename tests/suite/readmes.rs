@@ -23,6 +23,9 @@
 //! describes a use for the reader and cannot be searched for; every other form is searched for
 //! literally, and a line of any `*.zh.md` page (outside the glossary table itself) holding one
 //! fails the test with its file and line.
+//!
+//! The endpoint tables of `README.md` and `README.zh.md` (base URL, a `MODEL_ID` for each endpoint)
+//! agree with each other and with `.env.example`, which holds a ready block for each endpoint.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -535,4 +538,61 @@ fn a_glossary_form_in_quotes_is_a_description_and_is_not_searched_for() {
     assert!(
         glossary("## 术语表\n\n| English | 中文 | 不用 |\n|---|---|---|\n| a | b | 单独的“c” |\n").is_err()
     );
+}
+
+/// The endpoint table of a README (the table whose header names `ANTHROPIC_BASE_URL`): for each
+/// row, the first backticked base URL and the first backticked `MODEL_ID`, if the row gives one.
+fn endpoint_rows(text: &str) -> Vec<(String, Option<String>)> {
+    let mut rows = Vec::new();
+    let mut columns: Option<(usize, usize)> = None;
+    for line in text.lines() {
+        if !line.trim_start().starts_with('|') {
+            columns = None;
+            continue;
+        }
+        let row = cells(line);
+        let Some((url_at, model_at)) = columns else {
+            let url_at = row.iter().position(|c| c == "`ANTHROPIC_BASE_URL`");
+            let model_at = row.iter().position(|c| c.contains("`MODEL_ID`"));
+            if let (Some(u), Some(m)) = (url_at, model_at) {
+                columns = Some((u, m));
+            }
+            continue;
+        };
+        if row.iter().all(|c| c.chars().all(|ch| ch == '-' || ch == ':')) {
+            continue;
+        }
+        let first_span =
+            |at: usize| row.get(at).and_then(|c| code_spans(c).first().map(|s| (*s).to_string()));
+        if let Some(url) = first_span(url_at).filter(|u| u.starts_with("http")) {
+            rows.push((url, first_span(model_at)));
+        }
+    }
+    rows
+}
+
+/// `.env.example` is where a learner sets an endpoint up, so it holds a block for every endpoint
+/// the READMEs' tables list, with the same base URL and model; the two tables agree.
+#[test]
+fn the_env_example_has_each_endpoint_of_the_readme_tables() {
+    let root = repo_root();
+    let read = |name: &str| fs::read_to_string(root.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let example = read(".env.example");
+    let lines: Vec<&str> = example.lines().map(|l| l.trim_start_matches('#').trim()).collect();
+    let en = endpoint_rows(&read("README.md"));
+    let zh = endpoint_rows(&read("README.zh.md"));
+    assert!(en.len() >= 5, "README.md's endpoint table has {} rows: {en:?}", en.len());
+    assert_eq!(en, zh, "README.md's and README.zh.md's endpoint tables differ");
+    let mut problems = Vec::new();
+    for (url, model) in &en {
+        if url != agent_core::config::DEFAULT_BASE_URL
+            && !lines.contains(&format!("ANTHROPIC_BASE_URL={url}").as_str())
+        {
+            problems.push(format!("no ANTHROPIC_BASE_URL={url}"));
+        }
+        if let Some(model) = model.as_ref().filter(|m| !lines.contains(&format!("MODEL_ID={m}").as_str())) {
+            problems.push(format!("no MODEL_ID={model} (the table's model for {url})"));
+        }
+    }
+    assert!(problems.is_empty(), ".env.example lacks what the READMEs' tables say:\n{}", problems.join("\n"));
 }
