@@ -287,16 +287,14 @@ fn section_body(text: &str, names: &[&str]) -> Option<String> {
         if line.trim_start().starts_with("```") {
             fence = !fence;
         }
-        if !fence {
-            if let Some(heading) = line.strip_prefix("## ") {
-                if body.is_some() {
-                    break;
-                }
-                if names.iter().any(|n| heading.starts_with(n)) {
-                    body = Some(String::new());
-                }
-                continue;
+        if let Some(heading) = line.strip_prefix("## ").filter(|_| !fence) {
+            if body.is_some() {
+                break;
             }
+            if names.iter().any(|n| heading.starts_with(n)) {
+                body = Some(String::new());
+            }
+            continue;
         }
         if let Some(b) = body.as_mut() {
             b.push_str(line);
