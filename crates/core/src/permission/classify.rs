@@ -613,7 +613,7 @@ impl<'a> State<'a> {
         {
             return self.words(w.from(2), depth + 1); // the old form `nice -10 CMD`
         }
-        let Some(end) = options(args, spec.0, spec.1, spec.2, name == "xargs") else {
+        let Some((end, given)) = options(args, spec.0, spec.1, spec.2, name == "xargs") else {
             return self.push(
                 Some(key.to_string()),
                 format!(
@@ -621,7 +621,11 @@ impl<'a> State<'a> {
                 ),
             );
         };
-        let given = |keys: &[&str]| option_value(args.get(..end).unwrap_or_default(), keys);
+        // Every value given to one of `keys`, in order (getopt keeps the last; a check must
+        // read them all).
+        let values = |keys: &[&str]| -> Vec<Option<String>> {
+            given.iter().filter(|(k, _)| keys.contains(&k.as_str())).map(|(_, v)| v.clone()).collect()
+        };
         if matches!(name, "ionice" | "taskset")
             && args
                 .get(..end)
@@ -633,14 +637,21 @@ impl<'a> State<'a> {
         }
         match name {
             "env" => {
-                if given(&["-C", "--chdir"]).is_some() {
+                if !values(&["-C", "--chdir"]).is_empty() {
                     self.cwd_changed = true;
                 }
-                if let Some(script) = given(&["-S", "--split-string"]) {
-                    return self.script(&script, depth + 1);
+                match values(&["-S", "--split-string"]).as_slice() {
+                    [] => {}
+                    [Some(script)] => return self.script(script, depth + 1),
+                    _ => {
+                        return self.push(
+                            Some(key.to_string()),
+                            "'env' splits more than one -S string into its command".to_owned(),
+                        );
+                    }
                 }
             }
-            "time" if given(&["-o", "--output"]).is_some() => {
+            "time" if !values(&["-o", "--output"]).is_empty() => {
                 return self.effect(Some(key.to_string()), "'time -o' writes a file");
             }
             _ => {}
@@ -1540,11 +1551,16 @@ fn parse_args(args: &[String], flags: &str, valued: &str, long: &[&str]) -> Opti
     Some(parsed)
 }
 
-/// Reads the options of a wrapper at the start of `args`: `--` ends them; `-abc` is a cluster of
-/// `no_value` letters, a letter of `with_value` taking the rest of the cluster or the next word;
-/// `--long` and `--long=value` are fine, `--long value` for the names in `long_value`. With
-/// `optional_attached` (xargs), `-i`, `-l`, `-e` take only an attached value. Returns the index
-/// of the first word after the options; `None` for a letter in neither set: the command it runs
+/// The options a wrapper was given, as [`options`] read them: each option's name (`-C`,
+/// `--chdir`) with its value, if it takes one.
+type Given = Vec<(String, Option<String>)>;
+
+/// Reads the options of a wrapper at the start of `args` as getopt does: `--` ends them; `-abc`
+/// is a cluster of `no_value` letters, a letter of `with_value` taking the rest of the cluster or
+/// the next word (so `env -iS'rm v'` is `-i` then `-S 'rm v'`); `--long` and `--long=value` are
+/// fine, `--long value` for the names in `long_value`. With `optional_attached` (xargs), `-i`,
+/// `-l`, `-e` take only an attached value. Returns the index of the first word after the options
+/// and every option read, in order; `None` for a letter in neither set: the command it runs
 /// cannot be found reliably.
 fn options(
     args: &[String],
@@ -1552,11 +1568,12 @@ fn options(
     with_value: &str,
     long_value: &[&str],
     optional_attached: bool,
-) -> Option<usize> {
+) -> Option<(usize, Given)> {
+    let mut given = Given::new();
     let mut i = 0;
     while let Some(a) = args.get(i) {
         if a == "--" {
-            return Some(i + 1);
+            return Some((i + 1, given));
         }
         if !a.starts_with('-') || a == "-" {
             break;
@@ -1582,50 +1599,38 @@ fn options(
             {
                 return None;
             }
-            i += if long_value.contains(&a.as_str()) { 2 } else { 1 };
+            let takes_next = long_value.contains(&a.as_str());
+            let value = match a.split_once('=') {
+                Some((_, v)) => Some(v.to_owned()),
+                None if takes_next => args.get(i + 1).cloned(),
+                None => None,
+            };
+            given.push((name.to_owned(), value));
+            i += if takes_next { 2 } else { 1 };
             continue;
         }
         let letters: Vec<char> = a.chars().skip(1).collect();
         let mut consumed_next = false;
         for (k, c) in letters.iter().enumerate() {
+            let rest: String = letters[k + 1..].iter().collect();
             if optional_attached && matches!(c, 'i' | 'l' | 'e') {
+                given.push((format!("-{c}"), Some(rest)));
                 break;
             }
             if with_value.contains(*c) {
-                consumed_next = k + 1 == letters.len();
+                consumed_next = rest.is_empty();
+                let value = if consumed_next { args.get(i + 1).cloned() } else { Some(rest) };
+                given.push((format!("-{c}"), value));
                 break;
             }
             if !no_value.contains(*c) {
                 return None;
             }
+            given.push((format!("-{c}"), None));
         }
         i += if consumed_next { 2 } else { 1 };
     }
-    Some(i.min(args.len()))
-}
-
-/// The value of the first option in `keys` (`-o FILE`, `-oFILE`, `--output FILE`,
-/// `--output=FILE`).
-fn option_value(args: &[String], keys: &[&str]) -> Option<String> {
-    for (i, a) in args.iter().enumerate() {
-        for key in keys {
-            if a == key {
-                return args.get(i + 1).cloned();
-            }
-            if let Some(v) = a.strip_prefix(&format!("{key}=")) {
-                return Some(v.to_string());
-            }
-            if key.len() == 2
-                && !key.starts_with("--")
-                && a.len() > 2
-                && a.starts_with(key)
-                && !a.starts_with("--")
-            {
-                return Some(a[2..].to_string());
-            }
-        }
-    }
-    None
+    Some((i.min(args.len()), given))
 }
 
 /// Whether a git subcommand of [`GIT_READS`] is used in its read-only form: `branch` and `tag`
