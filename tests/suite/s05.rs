@@ -591,3 +591,13 @@ fn a_60000_character_command_asks_and_the_session_goes_on() {
     let result = run_attack(ws.path(), &command, "--no");
     assert_eq!(result, "Permission denied by user");
 }
+
+/// Under the length cap, input on which the grammar's error recovery is slow (32 KB of `$[`)
+/// stops at the parse budget and asks; the session answers.
+#[test]
+fn a_command_the_grammar_is_slow_on_asks_and_the_session_goes_on() {
+    let ws = tempfile::tempdir().unwrap();
+    let command = format!("echo {}", "$[".repeat(16_000));
+    let result = run_attack(ws.path(), &command, "--no");
+    assert_eq!(result, "Permission denied by user");
+}

@@ -35,8 +35,9 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
-use super::grammar::{MAX_NESTING, Script, SimpleCommand, Unread, parse};
+use super::grammar::{MAX_NESTING, PARSE_BUDGET, Script, SimpleCommand, Unread, parse_by};
 use super::known::{self, Entry, GIT_READS, SUBCOMMAND_PROGRAMS, SYSTEM_DIRS, harmless_variable};
 
 /// What the classifier asks of the workspace. Paths are as the command gives them, relative to
@@ -129,10 +130,13 @@ pub fn judge(command: &str, ws: &dyn Surroundings) -> Vec<Finding> {
     // Two passes: the commands of a pipeline or of `&` run at the same time, so a link that a
     // later command makes may already be there when an earlier one writes. The first pass
     // finds every path `ln` or `cp` makes anywhere in the line; the second judges with them.
+    // One budget of parsing time for the whole check, nested scripts included (see
+    // [`PARSE_BUDGET`]); each script is parsed once, both passes share the results.
+    let deadline = Instant::now() + PARSE_BUDGET;
     let parsed = RefCell::new(HashMap::new());
-    let mut first = State::new(ws, &parsed, HashSet::new());
+    let mut first = State::new(ws, &parsed, deadline, HashSet::new());
     first.script(command, 0);
-    let mut state = State::new(ws, &parsed, first.made);
+    let mut state = State::new(ws, &parsed, deadline, first.made);
     state.script(command, 0);
     let mut seen = HashSet::new();
     state.findings.retain(|f| seen.insert((f.reason.clone(), f.program.clone())));
@@ -187,6 +191,8 @@ struct State<'a> {
     ws: &'a dyn Surroundings,
     /// Each script read once for both passes (`sh -c` scripts included).
     parsed: &'a RefCell<HashMap<String, Result<Script, Unread>>>,
+    /// When parsing stops for this check ([`PARSE_BUDGET`] after it began).
+    deadline: Instant,
     cwd_changed: bool,
     mentioned: HashSet<String>,
     /// Some redirection of the line writes a file, so `/dev/stdout` or `/dev/fd/N` may be one.
@@ -265,11 +271,13 @@ impl<'a> State<'a> {
     fn new(
         ws: &'a dyn Surroundings,
         parsed: &'a RefCell<HashMap<String, Result<Script, Unread>>>,
+        deadline: Instant,
         linked: HashSet<String>,
     ) -> Self {
         State {
             ws,
             parsed,
+            deadline,
             cwd_changed: false,
             mentioned: HashSet::new(),
             fds_to_files: false,
@@ -304,8 +312,13 @@ impl<'a> State<'a> {
         if depth > MAX_NESTING {
             return self.push(None, Unread::TooDeep.to_string());
         }
-        let read =
-            self.parsed.borrow_mut().entry(script.to_string()).or_insert_with(|| parse(script)).clone();
+        let deadline = self.deadline;
+        let read = self
+            .parsed
+            .borrow_mut()
+            .entry(script.to_string())
+            .or_insert_with(|| parse_by(script, deadline))
+            .clone();
         let parsed = match read {
             Ok(p) => p,
             Err(e) => return self.push(None, e.to_string()),

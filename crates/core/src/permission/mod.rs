@@ -79,7 +79,9 @@ pub use classify::{
     Concern, DELETE_COMMANDS, Finding, REPOSITORY_NAMES, Surroundings, Unknown, classify, command_key, judge,
     repository_file, steering_file,
 };
-pub use grammar::{MAX_COMMAND_LEN, MAX_NESTING, Redirect, Script, SimpleCommand, Unread, parse};
+pub use grammar::{
+    MAX_COMMAND_LEN, MAX_NESTING, PARSE_BUDGET, Redirect, Script, SimpleCommand, Unread, parse, parse_by,
+};
 pub use session::{Allowance, AlwaysAllowed, SessionApprover, Source};
 
 /// Says whether a shell command needs the user's "yes", and why, judged without a workspace:

@@ -90,7 +90,20 @@ fn test_brackets_are_a_command_with_its_words() {
 fn a_long_command_is_refused_at_once() {
     let long = format!("echo {}", "[".repeat(60_000));
     assert_eq!(parse(&long), Err(Unread::TooLong(long.len())));
-    // Just under the cap, the grammar reads it.
+    // Just under the cap, the grammar reads it: one word of brackets.
     let under = format!("echo {}", "[".repeat(MAX_COMMAND_LEN - 10));
-    assert!(parse(&under).is_ok() || parse(&under).is_err());
+    let read = parse(&under).map(|s| s.commands.iter().map(|c| c.words.len()).collect::<Vec<_>>());
+    assert_eq!(read, Ok(vec![2]));
+}
+
+#[test]
+fn parsing_stops_at_the_deadline_and_the_command_is_unread() {
+    // The grammar's error recovery is quadratic on this (6 s at 32 KB, unoptimised).
+    let crafted = format!("echo {}", "$[".repeat(16_000));
+    assert_eq!(parse_by(&crafted, std::time::Instant::now()), Err(Unread::TooSlow));
+    // With the whole budget, it is a syntax error or out of time: never read.
+    assert!(matches!(parse(&crafted), Err(Unread::TooSlow | Unread::Syntax)), "{:?}", parse(&crafted).err());
+    // A well-formed command is read even past the deadline: it is parsed before tree-sitter
+    // first asks whether to go on.
+    assert!(parse_by("ls -la", std::time::Instant::now()).is_ok());
 }
