@@ -581,9 +581,64 @@ fn the_bare_repository_chain_asks_at_every_step() {
     assert!(!ws.path().join("v").exists(), "under --yes git status ran core.fsmonitor");
 }
 
+/// The same chain in a subfolder, planted through `env -C` as well as the file tools, then run
+/// by `git -C`, a `cd` or `--git-dir`: every step asks under `--no`, and with the shape already
+/// there the three git forms ask even with `--allow git`; under `--yes`, `git -C sub status` runs
+/// the planted `core.fsmonitor`, so the chain is real.
+#[test]
+fn the_bare_repository_chain_in_a_subfolder_asks_at_every_step() {
+    let config =
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = rm v\n";
+    let plant = [
+        ("c1", "write_file", json!({"path": "sub/HEAD", "content": "ref: refs/heads/main\n"})),
+        ("c2", "write_file", json!({"path": "c", "content": config})),
+        ("c3", "bash", json!({"command": "env -iCsub tee config < c"})),
+        ("c4", "bash", json!({"command": "env -iCsub mkdir objects refs"})),
+        ("c5", "bash", json!({"command": "mkdir -p sub/objects sub/refs"})),
+    ];
+    let git = [
+        ("g1", "bash", json!({"command": "git -C sub status"})),
+        ("g2", "bash", json!({"command": "cd sub && git status"})),
+        ("g3", "bash", json!({"command": "git --git-dir=sub status"})),
+    ];
+    let run = |ws: &std::path::Path, args: &[&str], calls: &[(&str, &str, serde_json::Value)]| {
+        let server = MockServer::start(vec![reply::tool_uses(calls), reply::text("ok")]);
+        let out =
+            chapter("s05", ws, Some(&server.base_url())).args(args).args(["-p", "go"]).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let batches = result_batches(&server.requests().pop().unwrap().body);
+        batches[0].iter().map(|b| b["content"].as_str().unwrap_or_default().to_owned()).collect::<Vec<_>>()
+    };
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("v"), "precious\n").unwrap();
+    fs::create_dir(ws.path().join("sub")).unwrap();
+    let results = run(ws.path(), &["--no"], &plant);
+    // `c` is an ordinary new file; every step that gives `sub/` a repository's name asks.
+    assert_eq!(results[0], "Permission denied by user", "{results:?}");
+    assert!(results[2..].iter().all(|r| r == "Permission denied by user"), "{results:?}");
+    for name in ["HEAD", "config", "objects", "refs"] {
+        assert!(!ws.path().join("sub").join(name).exists(), "sub/{name} was not written");
+    }
+    if !available("git") {
+        return eprintln!("git is missing: the chain was not tried with git");
+    }
+    // The shape made beforehand: each way of pointing git at it asks, whatever is allowed.
+    fs::write(ws.path().join("sub/HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(ws.path().join("sub/config"), config).unwrap();
+    fs::create_dir_all(ws.path().join("sub/objects")).unwrap();
+    fs::create_dir_all(ws.path().join("sub/refs")).unwrap();
+    let results = run(ws.path(), &["--no", "--allow", "git"], &git);
+    assert_eq!(results, ["Permission denied by user"; 3]);
+    assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious\n");
+    // Allowed, git does take the folder for a repository and runs its fsmonitor.
+    run(ws.path(), &["--yes"], &git[..1]);
+    assert!(!ws.path().join("v").exists(), "under --yes 'git -C sub status' ran core.fsmonitor");
+}
+
 /// A 60,000-character command is judged at once, unread: it asks, the answer (here `--no`)
 /// arrives, and the session goes on to its next turn. The check's cost is bounded by
-/// `MAX_COMMAND_LEN` and a grammar that parses in linear time, not by a clock.
+/// `MAX_COMMAND_LEN` and a parse budget, neither of which depends on the machine's speed for a
+/// command this long.
 #[test]
 fn a_60000_character_command_asks_and_the_session_goes_on() {
     let ws = tempfile::tempdir().unwrap();

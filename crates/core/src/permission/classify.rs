@@ -841,9 +841,12 @@ impl<'a> State<'a> {
                     return self.effect(None, format!("'git {a}' changes what git runs"));
                 }
                 a if a == "-C" || a.starts_with("--git-dir") || a.starts_with("--work-tree") => {
-                    let key = command_key("git", args);
+                    // Asked whatever was allowed, as the workspace's own bare-repository shape
+                    // is: a folder there may be shaped as a bare repository (git takes `sub/`
+                    // with `HEAD`, `config`, `objects/`, `refs/` for one), whose `config` runs
+                    // commands (core.fsmonitor) even for `git status`.
                     return self.effect(
-                        Some(key),
+                        None,
                         format!("'git {a}' uses another repository, whose configuration can run commands"),
                     );
                 }
@@ -873,8 +876,10 @@ impl<'a> State<'a> {
             return self.steering_arguments(w);
         }
         if self.cwd_changed {
+            // Asked whatever was allowed: the folder cd went to may be shaped as a bare
+            // repository (see `-C` above).
             return self
-                .push(key, format!("runs 'git {sub}' after a cd, in a repository this check cannot see"));
+                .push(None, format!("runs 'git {sub}' after a cd, in a repository this check cannot see"));
         }
         if has_option(rest, "--output") {
             return self.effect(key, format!("writes a file with 'git {sub} --output'"));
