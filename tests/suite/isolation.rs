@@ -1279,6 +1279,69 @@ fn shared_memory_is_not_writable_by_commands() {
     assert!(results[0].contains("Permission denied"), "{results:?}");
 }
 
+/// System V IPC is closed: a segment and a message queue of another program (here the test's,
+/// made outside the sandbox) are named by machine-wide ids, which a command could attach to and
+/// write or post into. Under the sandbox `shmat` and `msgsnd` fail, and the segment and the
+/// queue are as they were.
+#[test]
+fn system_v_ipc_of_other_programs_is_out_of_reach() {
+    if !confined_or_skip("system_v_ipc_of_other_programs_is_out_of_reach") {
+        return;
+    }
+    if !std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import ctypes")
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return eprintln!(
+            "python3 with ctypes is missing: system_v_ipc_of_other_programs_is_out_of_reach is skipped"
+        );
+    }
+    // SAFETY: plain System V calls on objects this test makes and removes; the segment is
+    // mapped only while it is read and written here.
+    let (shm, queue) = unsafe {
+        let shm = libc::shmget(libc::IPC_PRIVATE, 4096, libc::IPC_CREAT | 0o666);
+        let queue = libc::msgget(libc::IPC_PRIVATE, libc::IPC_CREAT | 0o666);
+        (shm, queue)
+    };
+    assert!(shm >= 0 && queue >= 0, "the test could not make its segment and queue");
+    let read_segment = || unsafe {
+        let at = libc::shmat(shm, std::ptr::null(), 0);
+        assert_ne!(at as isize, -1, "the test could not attach its own segment");
+        let text = std::slice::from_raw_parts(at as *const u8, 5).to_vec();
+        libc::shmdt(at);
+        text
+    };
+    let script = "import ctypes, sys\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        libc.shmat.restype = ctypes.c_void_p\n\
+        at = libc.shmat(int(sys.argv[1]), None, 0)\n\
+        if at in (None, ctypes.c_void_p(-1).value):\n    print('shmat refused', ctypes.get_errno())\n\
+        else:\n    ctypes.memmove(at, b'OWNED', 5); print('shmat wrote')\n\
+        class Msg(ctypes.Structure):\n    _fields_ = [('kind', ctypes.c_long), ('text', ctypes.c_char * 8)]\n\
+        sent = libc.msgsnd(int(sys.argv[2]), ctypes.byref(Msg(1, b'hello')), 8, 0o4000)\n\
+        print('msgsnd', 'refused' if sent else 'sent', ctypes.get_errno())\n";
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("ipc.py"), script).unwrap();
+    let (results, _) = run_commands(ws.path(), &[], &[format!("python3 ipc.py {shm} {queue}")]);
+    let segment = read_segment();
+    // SAFETY: as above; `stat` is written by the kernel.
+    let queued = unsafe {
+        let mut stat: libc::msqid_ds = std::mem::zeroed();
+        libc::msgctl(queue, libc::IPC_STAT, &mut stat);
+        let queued = stat.msg_qnum;
+        libc::shmctl(shm, libc::IPC_RMID, std::ptr::null_mut());
+        libc::msgctl(queue, libc::IPC_RMID, std::ptr::null_mut());
+        queued
+    };
+    assert_ne!(segment, b"OWNED", "a command wrote into another program's segment: {results:?}");
+    assert_eq!(queued, 0, "a command posted to another program's queue: {results:?}");
+    let errno = libc::EPERM;
+    assert!(results[0].contains(&format!("shmat refused {errno}")), "{results:?}");
+    assert!(results[0].contains(&format!("msgsnd refused {errno}")), "{results:?}");
+}
+
 /// `.memory` made a link to the user's `docs` (as `ln -s docs .memory` would, unasked): s09
 /// refuses it with a line that says what to do, stores nothing, and nothing of `docs`
 /// (ten files shaped like records, enough to start a consolidation) is deleted or changed.

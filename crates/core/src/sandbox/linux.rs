@@ -353,6 +353,9 @@ fn drop_all_capabilities() -> io::Result<()> {
 ///   whose mode sits in a structure a filter cannot read, fails with `ENOSYS`, so the C library
 ///   falls back to `openat`. No key of the kernel's keyrings: `keyctl`, `add_key` and
 ///   `request_key` fail with `EPERM` (the user's and session keyrings hold other programs' keys).
+///   No System V IPC: `shm*`, `msg*` and `sem*` fail with `EPERM` (their objects are named by
+///   machine-wide ids, other programs' among them; a command's own private use goes too, as
+///   POSIX shared memory does with `/dev/shm`).
 /// - **without unix sockets** (the default): `socket(AF_UNIX, …)` and `io_uring_setup` (a ring
 ///   creates sockets without the `socket` call) fail with `EPERM`, and so does `socketpair` of
 ///   any type but `SOCK_STREAM` and `SOCK_SEQPACKET`: a datagram pair can `sendto` any named
@@ -445,6 +448,20 @@ mod seccomp {
             (libc::SYS_keyctl, vec![]),
             (libc::SYS_add_key, vec![]),
             (libc::SYS_request_key, vec![]),
+            // System V IPC: segments, queues and semaphores are named by machine-wide ids, so a
+            // command could attach to another program's segment and write into it, or post to its
+            // queue, past Landlock (which sees no file). Closed as /dev/shm is.
+            (libc::SYS_shmget, vec![]),
+            (libc::SYS_shmat, vec![]),
+            (libc::SYS_shmctl, vec![]),
+            (libc::SYS_msgget, vec![]),
+            (libc::SYS_msgsnd, vec![]),
+            (libc::SYS_msgrcv, vec![]),
+            (libc::SYS_msgctl, vec![]),
+            (libc::SYS_semget, vec![]),
+            (libc::SYS_semop, vec![]),
+            (libc::SYS_semtimedop, vec![]),
+            (libc::SYS_semctl, vec![]),
         ];
         // The older calls that AArch64 and RISC-V never had.
         #[cfg(target_arch = "x86_64")]
