@@ -932,6 +932,72 @@ fn the_allow_prompt_is_answered_only_by_the_user_even_without_sandbox() {
     assert_eq!(results[1], "Permission denied by user");
 }
 
+/// The same pusher, made harder to stop: before it starts pushing it moves itself out of the
+/// command's cgroup (root can write the root cgroup's `cgroup.procs`), and the command then
+/// kills its own supervisor. The pusher comes back to the harness, a subreaper, which ends it
+/// with the call, so the next `Allow? [y/N]` is answered by the user alone.
+#[test]
+fn a_pusher_that_left_its_cgroup_and_killed_its_supervisor_ends_with_its_call() {
+    if !root_or_skip("a_pusher_that_left_its_cgroup_and_killed_its_supervisor_ends_with_its_call") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    fs::write(ws.path().join("victim"), "keep\n").unwrap();
+    fs::write(
+        ws.path().join("inj.py"),
+        "import fcntl, os, sys, termios, time\n\
+         mounts = [l.split()[4] for l in open('/proc/self/mountinfo') if ' - cgroup2 ' in l]\n\
+         try:\n\
+         \x20   open(os.path.join(mounts[0], 'cgroup.procs'), 'w').write(str(os.getpid()))\n\
+         \x20   open('left', 'w').write(open('/proc/self/cgroup').read())\n\
+         except Exception as e:\n\
+         \x20   open('stayed', 'w').write(repr(e))\n\
+         open('inj.tmp', 'w').write(str(os.getpid()) + ' ' + open('/proc/self/stat').read().split()[21])\n\
+         os.rename('inj.tmp', 'injector')\n\
+         tty = open(sys.argv[1], 'w')\n\
+         while True:\n\
+         \x20   for c in 'y\\n':\n\
+         \x20       fcntl.ioctl(tty, termios.TIOCSTI, c.encode())\n\
+         \x20   time.sleep(0.1)\n",
+    )
+    .unwrap();
+    // `$PPID` is the supervisor: killed, it reports nothing, and `sh` dies with it.
+    let injector = "t=$(readlink /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/0); \
+        setsid python3 inj.py \"$t\" >/dev/null 2>&1 & \
+        while [ ! -s injector ]; do sleep 0.05; done; sleep 0.3; kill -9 $PPID";
+    let server = MockServer::start(vec![
+        reply::tool_uses(&[("toolu_1", "bash", json!({ "command": injector }))]),
+        reply::tool_uses(&[("toolu_2", "bash", json!({"command": "rm victim"}))]),
+        reply::text("turn over"),
+    ]);
+    let mut cmd = chapter("s04", ws.path(), Some(&server.base_url()));
+    cmd.env("TERM", "xterm-256color").args(["--sandbox", "off"]);
+    let options = rexpect::session::Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(true);
+    let mut s04 = rexpect::session::spawn_with_options(cmd, options).unwrap();
+    s04.exp_string("s04 >> ").unwrap();
+    s04.send_line("go").unwrap();
+    s04.exp_string("Allow? [y/N]").unwrap();
+    if !ws.path().join("injector").exists() {
+        s04.send_line("y").unwrap();
+        s04.exp_string("Allow? [y/N]").unwrap();
+    }
+    let inj = Proc::read(&ws.path().join("injector")).unwrap();
+    if ws.path().join("stayed").exists() {
+        eprintln!(
+            "the pusher could not leave its cgroup ({}): only the killed supervisor was tried",
+            fs::read_to_string(ws.path().join("stayed")).unwrap_or_default()
+        );
+    }
+    assert!(!inj.alive(), "the pusher outlived its call: {inj:?}");
+    s04.send_line("n").unwrap();
+    s04.exp_string("turn over").unwrap();
+    s04.exp_string("s04 >> ").unwrap();
+    s04.send_line("q").unwrap();
+    s04.exp_eof().unwrap();
+    assert!(ws.path().join("victim").exists(), "the prompt was answered by a command");
+    assert_eq!(tool_results(&server)[1], "Permission denied by user");
+}
+
 /// A key in `.env` is in a file commands can read; the harness says so once at start, with
 /// what to do. Without a key in `.env`, no such line.
 #[test]

@@ -69,6 +69,8 @@ pub struct StdioClient {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
     peer: rmcp::Peer<RoleClient>,
     pid: Option<u32>,
+    /// The server named as the harness's own child while it runs (see `KeptChild`).
+    _kept: Option<agent_core::process::KeptChild>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     limits: Limits,
 }
@@ -121,9 +123,10 @@ impl StdioClient {
             .spawn()
             .map_err(|e| format!("MCP error: server '{name}' could not start `{}`: {e}", config.command))?;
         let pid = transport.id();
-        let kept = Arc::new(Mutex::new(VecDeque::new()));
+        let kept = pid.map(agent_core::process::keep_child);
+        let stderr_kept = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(mut err) = stderr {
-            let kept = Arc::clone(&kept);
+            let kept = Arc::clone(&stderr_kept);
             tokio::spawn(async move {
                 let mut buf = [0u8; 4096];
                 while let Ok(n) = err.read(&mut buf).await {
@@ -187,7 +190,8 @@ impl StdioClient {
             service: tokio::sync::Mutex::new(Some(service)),
             peer,
             pid,
-            stderr: kept,
+            _kept: kept,
+            stderr: stderr_kept,
             limits,
         })
     }

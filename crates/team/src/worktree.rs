@@ -106,6 +106,8 @@ fn run_system_git(args: &[&str], cwd: &Path) -> std::io::Result<GitOutput> {
         .stdout(stdout.try_clone()?)
         .stderr(stderr.try_clone()?)
         .spawn()?;
+    // The harness's own child, not an orphan of a command (see `KeptChild`).
+    let _kept = agent_core::process::keep_child(child.id());
     let status = match child.wait_timeout(GIT_TIMEOUT)? {
         Some(status) => status,
         None => {

@@ -21,7 +21,8 @@
 //!   supervisor or the harness (Landlock's signal scope, see [`crate::sandbox`]). Where it can
 //!   (`--sandbox off`, a kernel before 6.12), the harness, itself a subreaper
 //!   ([`protect_harness`]), receives what a killed supervisor leaves and ends it: the cgroup as a
-//!   whole, or else its own children that are no supervisor, with their trees.
+//!   whole, then its own children that are no supervisor (nor a [`super::KeptChild`]), with
+//!   their trees, which catches a process that also left the cgroup (root can).
 //! - **Only stdin, stdout and stderr.** Every other descriptor the harness holds or inherited
 //!   (a socket, a pipe from whatever started it) is closed in `sh` at `exec`.
 //! - **The harness's memory stays closed.** [`protect_harness`] makes the harness not dumpable,
@@ -180,14 +181,19 @@ impl Drop for Session {
 }
 
 /// Ends what a command left when its supervisor died without ending it (it was killed): the
-/// command's cgroup as a whole; without one, every child of the harness that is no registered
-/// supervisor (they can only be orphans of a command: the harness starts nothing else that
-/// lives beside a command), with their trees. How many processes were killed. Blocking, for
-/// up to [`END_WITHIN`].
+/// command's cgroup as a whole, then every child of the harness that is neither a registered
+/// supervisor nor a [`super::KeptChild`], with their trees: orphans of the command, come back to
+/// the harness as its subreaper. Both, because a command that could kill its supervisor
+/// (`--sandbox off`) can, as root, also move a process out of its cgroup. How many processes
+/// were killed. Blocking, for up to [`END_WITHIN`] each.
 fn end_orphans(supervised: &Supervised) -> usize {
-    if let Some(cgroup) = &supervised.cgroup {
-        return cgroup.kill_and_remove(END_WITHIN);
-    }
+    let in_cgroup = supervised.cgroup.as_ref().map_or(0, |cgroup| cgroup.kill_and_remove(END_WITHIN));
+    in_cgroup + end_harness_orphans()
+}
+
+/// The second half of [`end_orphans`]: the harness's own children that are no supervisor and
+/// not kept, with their trees.
+fn end_harness_orphans() -> usize {
     let me = std::process::id();
     let Ok(list) = std::ffi::CString::new(format!("/proc/{me}/task/{me}/children")) else { return 0 };
     let start = now_ms();
@@ -205,8 +211,13 @@ fn end_orphans(supervised: &Supervised) -> usize {
         // Under the registry's lock: a supervisor being spawned is registered before it is seen.
         {
             let registry = sessions();
-            let own: Vec<i32> =
-                registry.live.values().filter_map(|h| h.pidfd.as_ref()).filter_map(pidfd_pid).collect();
+            let own: Vec<i32> = registry
+                .live
+                .values()
+                .filter_map(|h| h.pidfd.as_ref())
+                .filter_map(pidfd_pid)
+                .chain(registry.kept.keys().filter_map(|pid| i32::try_from(*pid).ok()))
+                .collect();
             // SAFETY: only system calls on stack buffers.
             unsafe { supervisor::kill_trees(&list, &own, |pid| last.push(pid)) };
         }

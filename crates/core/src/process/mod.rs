@@ -132,11 +132,44 @@ struct Registry {
     live: BTreeMap<u64, Handle>,
     next: u64,
     closed: bool,
+    /// The pids of [`KeptChild`]ren, with how many guards hold each. Read on Linux only, where
+    /// the harness is a subreaper.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    kept: BTreeMap<u32, usize>,
 }
 
 /// Every running command, for [`end_all_sessions`]. [`spawn_shell`] holds the lock from before
 /// the spawn until the new command is in `live`.
-static SESSIONS: Mutex<Registry> = Mutex::new(Registry { live: BTreeMap::new(), next: 0, closed: false });
+static SESSIONS: Mutex<Registry> =
+    Mutex::new(Registry { live: BTreeMap::new(), next: 0, closed: false, kept: BTreeMap::new() });
+
+/// A child process the harness started on purpose beside its commands (an MCP server, a `git`
+/// of its own), named so that it is never taken for what a command left behind. The harness is
+/// a subreaper ([`protect_harness`]): when a command's supervisor is killed (`--sandbox off`),
+/// every child of the harness that is neither a supervisor nor kept is an orphan of that command
+/// and is ended with it. Dropping the guard forgets the pid; hold it as long as the process may
+/// run.
+#[derive(Debug)]
+#[must_use = "the pid is kept only while the guard lives"]
+pub struct KeptChild(u32);
+
+/// Names `pid`, a child this process spawned, as one of its own (see [`KeptChild`]).
+pub fn keep_child(pid: u32) -> KeptChild {
+    *sessions().kept.entry(pid).or_insert(0) += 1;
+    KeptChild(pid)
+}
+
+impl Drop for KeptChild {
+    fn drop(&mut self) {
+        let mut registry = sessions();
+        if let Some(count) = registry.kept.get_mut(&self.0) {
+            *count -= 1;
+            if *count == 0 {
+                registry.kept.remove(&self.0);
+            }
+        }
+    }
+}
 
 fn sessions() -> std::sync::MutexGuard<'static, Registry> {
     SESSIONS.lock().unwrap_or_else(|p| p.into_inner())
