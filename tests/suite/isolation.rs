@@ -934,13 +934,20 @@ fn the_allow_prompt_is_answered_only_by_the_user_even_without_sandbox() {
 
 /// The same pusher, made harder to stop: before it starts pushing it moves itself out of the
 /// command's cgroup (root can write the root cgroup's `cgroup.procs`), and the command then
-/// kills its own supervisor. The pusher comes back to the harness, a subreaper, which ends it
-/// with the call, so the next `Allow? [y/N]` is answered by the user alone.
+/// kills its own supervisor, once plainly and once after writing a forged "all ended" report
+/// into the supervisor's report pipe. The pusher comes back to the harness, a subreaper, which
+/// ends it with the call either way, so the next `Allow? [y/N]` is answered by the user alone.
 #[test]
 fn a_pusher_that_left_its_cgroup_and_killed_its_supervisor_ends_with_its_call() {
     if !root_or_skip("a_pusher_that_left_its_cgroup_and_killed_its_supervisor_ends_with_its_call") {
         return;
     }
+    for forge in [false, true] {
+        pusher_out_of_its_cgroup(forge);
+    }
+}
+
+fn pusher_out_of_its_cgroup(forge: bool) {
     let ws = tempfile::tempdir().unwrap();
     fs::write(ws.path().join("victim"), "keep\n").unwrap();
     fs::write(
@@ -961,10 +968,17 @@ fn a_pusher_that_left_its_cgroup_and_killed_its_supervisor_ends_with_its_call() 
          \x20   time.sleep(0.1)\n",
     )
     .unwrap();
-    // `$PPID` is the supervisor: killed, it reports nothing, and `sh` dies with it.
-    let injector = "t=$(readlink /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/0); \
-        setsid python3 inj.py \"$t\" >/dev/null 2>&1 & \
-        while [ ! -s injector ]; do sleep 0.05; done; sleep 0.3; kill -9 $PPID";
+    // `$PPID` is the supervisor: killed, it reports nothing, and `sh` dies with it. The forged
+    // report (exited 0, nothing stopped) goes into every write-only pipe the supervisor holds.
+    let forged = "for f in /proc/$PPID/fdinfo/*; do n=${f##*/}; \
+        case $(awk '/^flags/ {print $2}' $f) in *1) case $(readlink /proc/$PPID/fd/$n) in pipe:*) \
+        printf '\\001\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000' > /proc/$PPID/fd/$n;; esac;; esac; done; ";
+    let injector = format!(
+        "t=$(readlink /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/0); \
+         setsid python3 inj.py \"$t\" >/dev/null 2>&1 & \
+         while [ ! -s injector ]; do sleep 0.05; done; sleep 0.3; {}kill -9 $PPID",
+        if forge { forged } else { "" }
+    );
     let server = MockServer::start(vec![
         reply::tool_uses(&[("toolu_1", "bash", json!({ "command": injector }))]),
         reply::tool_uses(&[("toolu_2", "bash", json!({"command": "rm victim"}))]),
@@ -988,7 +1002,7 @@ fn a_pusher_that_left_its_cgroup_and_killed_its_supervisor_ends_with_its_call() 
             fs::read_to_string(ws.path().join("stayed")).unwrap_or_default()
         );
     }
-    assert!(!inj.alive(), "the pusher outlived its call: {inj:?}");
+    assert!(!inj.alive(), "the pusher outlived its call (forged report: {forge}): {inj:?}");
     s04.send_line("n").unwrap();
     s04.exp_string("turn over").unwrap();
     s04.exp_string("s04 >> ").unwrap();

@@ -195,6 +195,13 @@ struct State<'a> {
     deadline: Instant,
     cwd_changed: bool,
     mentioned: HashSet<String>,
+    /// The first component of each word in `mentioned` and each path in `linked`, normalised:
+    /// what [`State::repository_shaped`] looks up, once per git, in constant time (scanning
+    /// `mentioned` for each git made a line of 4,000 words and 4,000 `git` quadratic).
+    mentioned_tops: HashSet<String>,
+    /// The check ran out of time ([`PARSE_BUDGET`] twice over): one finding says so and the
+    /// rest of the line is not judged.
+    out_of_time: bool,
     /// Some redirection of the line writes a file, so `/dev/stdout` or `/dev/fd/N` may be one.
     fds_to_files: bool,
     /// Paths an `ln` or `cp` anywhere in the line makes, which may be links: a write at or under
@@ -280,6 +287,8 @@ impl<'a> State<'a> {
             deadline,
             cwd_changed: false,
             mentioned: HashSet::new(),
+            mentioned_tops: linked.iter().map(|l| top(l)).collect(),
+            out_of_time: false,
             fds_to_files: false,
             linked,
             made: HashSet::new(),
@@ -329,10 +338,27 @@ impl<'a> State<'a> {
             });
         self.fds_to_files |= writes_files;
         for command in &parsed.commands {
+            if self.out_of_time {
+                return;
+            }
+            if Instant::now() >= self.deadline + PARSE_BUDGET {
+                self.out_of_time = true;
+                return self.push(
+                    None,
+                    format!("takes this check more than {} ms to judge", (2 * PARSE_BUDGET).as_millis()),
+                );
+            }
             self.simple(command, depth);
-            self.mentioned.extend(command.words.iter().cloned());
-            self.mentioned.extend(command.assignments.iter().cloned());
-            self.mentioned.extend(command.redirects.iter().map(|r| r.target.clone()));
+            let named = command
+                .words
+                .iter()
+                .chain(&command.assignments)
+                .chain(command.redirects.iter().map(|r| &r.target));
+            for word in named {
+                if self.mentioned.insert(word.clone()) {
+                    self.mentioned_tops.insert(top(word));
+                }
+            }
         }
     }
 
@@ -367,6 +393,17 @@ impl<'a> State<'a> {
         let words =
             Words { words: &command.words, unknown: &command.unknown, splits: &command.splits, extra: false };
         self.words(words, depth);
+    }
+
+    /// The program an allowance must name to waive a write of `target` by `key` (`cp`, `tee`…),
+    /// or `None` when no allowance may: `target` steers later runs (`.env`, `.git/…`,
+    /// `.memory/…`), gives a folder a bare repository's names, or is relative after a `cd`
+    /// (`env -C .git/hooks cp x pre-commit`), where it may be any of those.
+    fn write_program(&self, target: &str, key: &str) -> Option<String> {
+        let steers = steering_file(target).is_some()
+            || (!target.starts_with('/') && repository_file(target, self.ws).is_some())
+            || (self.cwd_changed && !target.starts_with('/'));
+        (!steers).then(|| key.to_string())
     }
 
     /// Why writing `target` needs a yes: it steers later runs, lies outside the workspace,
@@ -558,8 +595,10 @@ impl<'a> State<'a> {
     /// The programs of [`known::JUDGED`] and their kin.
     fn judged(&mut self, name: &str, key: &str, w: Words<'_>, depth: usize) {
         if w.extra {
+            // git's arguments may name its repository (`-C {}`): see `State::git`.
+            let program = (name != "git").then(|| key.to_string());
             return self.push(
-                Some(key.to_string()),
+                program,
                 format!("'{name}' gets more arguments when it runs, so what it does cannot be known"),
             );
         }
@@ -601,18 +640,12 @@ impl<'a> State<'a> {
             "ionice" => ("t", "cn", &["--class", "--classdata"]),
             "stdbuf" => ("", "ioe", &["--input", "--output", "--error"]),
             "timeout" => ("v", "ks", &["--kill-after", "--signal"]),
+            // `--eof`, `--max-lines` and `--replace` take a value only after `=`, never the next
+            // word (GNU xargs' optional arguments).
             "xargs" => (
                 "0oprtx",
                 "adEILnPs",
-                &[
-                    "--arg-file",
-                    "--delimiter",
-                    "--max-args",
-                    "--max-procs",
-                    "--max-chars",
-                    "--max-lines",
-                    "--eof",
-                ],
+                &["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars"],
             ),
             "env" => ("i0v", "uCS", &["--unset", "--chdir", "--split-string"]),
             "flock" => ("sxunoFe", "Ew", &["--conflict-exit-code", "--timeout"]),
@@ -653,15 +686,14 @@ impl<'a> State<'a> {
                 if !values(&["-C", "--chdir"]).is_empty() {
                     self.cwd_changed = true;
                 }
-                match values(&["-S", "--split-string"]).as_slice() {
-                    [] => {}
-                    [Some(script)] => return self.script(script, depth + 1),
-                    _ => {
-                        return self.push(
-                            Some(key.to_string()),
-                            "'env' splits more than one -S string into its command".to_owned(),
-                        );
-                    }
+                if !values(&["-S", "--split-string"]).is_empty() {
+                    // `env -S` splits its string by rules of its own (`\_` is a blank, `${X}`
+                    // expands, `#` starts a comment) and puts the words before the rest of the
+                    // line: what it runs is not what `sh` would read. Asked whatever was allowed.
+                    return self.push(
+                        None,
+                        "'env -S' builds its command by splitting a string with rules of its own".to_owned(),
+                    );
                 }
             }
             "time" if !values(&["-o", "--output"]).is_empty() => {
@@ -720,7 +752,7 @@ impl<'a> State<'a> {
             return; // `exec 3>x`, `env` alone (it prints the environment), `nohup` alone
         }
         if name == "xargs" {
-            let replace = xargs_replace(args.get(..end).unwrap_or_default());
+            let replace = xargs_replace(&given);
             return self.words_with_extra(inner, replace.as_deref(), "a value xargs gives it", depth + 1);
         }
         self.words(inner, depth + 1);
@@ -815,8 +847,17 @@ impl<'a> State<'a> {
                 ),
             );
         }
-        if !self.known_args("git", &command_key("git", args), w) {
-            return;
+        // Which repository git uses is known only when git runs in this folder with words this
+        // check sees: after a `cd` (or `env -C`), or with arguments that arrive when it runs
+        // (xargs, `find -exec`), it may be a folder shaped as a bare repository, whose `config`
+        // runs commands (an alias, core.fsmonitor) for any subcommand. Asked whatever was
+        // allowed, as the workspace's own bare-repository shape is.
+        if self.cwd_changed {
+            return self.push(None, "runs git after a cd, in a repository this check cannot see");
+        }
+        if let Some(reason) = w.args_unknown() {
+            // `git -C "$d" …`: the same, with a word known only when it runs.
+            return self.push(None, format!("'git': {reason}"));
         }
         let mut i = 0;
         while let Some(a) = args.get(i) {
@@ -850,10 +891,9 @@ impl<'a> State<'a> {
                         format!("'git {a}' uses another repository, whose configuration can run commands"),
                     );
                 }
-                a => {
-                    let key = command_key("git", args);
-                    return self.push(Some(key), format!("'git {a}' is an option this check does not know"));
-                }
+                // Unknown before the subcommand, it may take a value and hide a `-C` after it
+                // (`git --namespace=x -C sub …`): asked whatever was allowed.
+                a => return self.push(None, format!("'git {a}' is an option this check does not know")),
             }
         }
         let Some(sub) = args.get(i).map(String::as_str) else { return };
@@ -875,12 +915,6 @@ impl<'a> State<'a> {
             }
             return self.steering_arguments(w);
         }
-        if self.cwd_changed {
-            // Asked whatever was allowed: the folder cd went to may be shaped as a bare
-            // repository (see `-C` above).
-            return self
-                .push(None, format!("runs 'git {sub}' after a cd, in a repository this check cannot see"));
-        }
         if has_option(rest, "--output") {
             return self.effect(key, format!("writes a file with 'git {sub} --output'"));
         }
@@ -896,13 +930,7 @@ impl<'a> State<'a> {
         if self.ws.exists(".git") {
             return None;
         }
-        let named = |n: &str| {
-            self.mentioned.iter().chain(&self.linked).any(|m| {
-                let m = normal(m);
-                m == n || m.starts_with(&format!("{n}/"))
-            })
-        };
-        REPOSITORY_NAMES.iter().copied().find(|n| self.ws.exists(n) || named(n))
+        REPOSITORY_NAMES.iter().copied().find(|n| self.ws.exists(n) || self.mentioned_tops.contains(*n))
     }
 
     /// `find`: `-delete` and `-fprint…` ask; `-exec CMD … ;` (also `-execdir`, `-ok`,
@@ -1057,11 +1085,7 @@ impl<'a> State<'a> {
                 continue;
             }
             if let Some((concern, reason)) = self.write_target_of(&target, Write::Make, true) {
-                self.finding(
-                    concern,
-                    steering_file(&target).map_or(Some(key.to_string()), |_| None),
-                    format!("{reason} with 'cp'"),
-                );
+                self.finding(concern, self.write_program(&target, key), format!("{reason} with 'cp'"));
             } else if self.may_exist(&target) {
                 if is_tree && recursive {
                     self.destroys(
@@ -1146,11 +1170,7 @@ impl<'a> State<'a> {
         }
         for (link, _) in targets {
             if let Some((concern, reason)) = self.write_target_of(&link, Write::Make, true) {
-                self.finding(
-                    concern,
-                    steering_file(&link).map_or(Some(key.to_string()), |_| None),
-                    format!("{reason} with 'ln'"),
-                );
+                self.finding(concern, self.write_program(&link, key), format!("{reason} with 'ln'"));
             } else if force && self.may_exist(&link) {
                 self.destroys(Some(key.to_string()), format!("replaces {link} with 'ln -f'"));
             }
@@ -1178,7 +1198,7 @@ impl<'a> State<'a> {
         };
         for target in &parsed.operands {
             if let Some((concern, reason)) = self.write_target(target, Write::Make) {
-                let program = steering_file(target).map_or(Some(key.to_string()), |_| None);
+                let program = self.write_program(target, key);
                 self.finding(concern, program, format!("{reason} with '{name}'"));
             }
             if name == "mkdir" {
@@ -1200,7 +1220,7 @@ impl<'a> State<'a> {
         let how = if parsed.has('a', "--append") { Write::Append } else { Write::Create };
         for target in &parsed.operands {
             if let Some((concern, reason)) = self.write_target(target, how) {
-                let program = steering_file(target).map_or(Some(key.to_string()), |_| None);
+                let program = self.write_program(target, key);
                 self.finding(concern, program, format!("{reason} with 'tee'"));
             }
         }
@@ -1273,7 +1293,7 @@ impl<'a> State<'a> {
             && let Some(archive) = archive.filter(|a| a != "-")
             && let Some((concern, reason)) = self.write_target(&archive, Write::Create)
         {
-            let program = steering_file(&archive).map_or(key, |_| None);
+            let program = key.and_then(|key| self.write_program(&archive, &key));
             self.finding(concern, program, format!("{reason} with 'tar -c'"));
         }
     }
@@ -1416,6 +1436,12 @@ fn normal(path: &str) -> String {
     if absolute { format!("/{joined}") } else { joined }
 }
 
+/// The first component of `path`, normalised ([`normal`]): `a` for `./a/b`, empty for an
+/// absolute path.
+fn top(path: &str) -> String {
+    normal(path).split('/').next().unwrap_or_default().to_string()
+}
+
 /// `path` and each folder above it, normalised ([`normal`]): `a/b/c`, `a/b`, `a`.
 fn ancestors(path: &str) -> impl Iterator<Item = String> {
     let path = normal(path);
@@ -1438,25 +1464,15 @@ fn fold(name: &str) -> String {
     }
 }
 
-/// The replacement string of an `xargs` (`-I R`, `-iR`, `-i`, `--replace[=R]`), if any.
-fn xargs_replace(options: &[String]) -> Option<String> {
-    let mut i = 0;
-    while let Some(a) = options.get(i) {
-        if a == "-I" {
-            return options.get(i + 1).cloned();
-        }
-        if let Some(r) = a.strip_prefix("-I").or_else(|| a.strip_prefix("--replace=")) {
-            return Some(r.to_string());
-        }
-        if a == "--replace" {
-            return Some("{}".into());
-        }
-        if let Some(r) = a.strip_prefix("-i") {
-            return Some(if r.is_empty() { "{}".into() } else { r.to_string() });
-        }
-        i += 1;
-    }
-    None
+/// The string xargs replaces in its command's words, from the options [`options`] read (so a
+/// cluster such as `-rIcat` counts): `-I R`, `-i[R]`, `--replace[=R]`, the last one given
+/// winning as in GNU xargs; `{}` where no string is given.
+fn xargs_replace(given: &Given) -> Option<String> {
+    given.iter().rev().find_map(|(name, value)| match name.as_str() {
+        "-I" => Some(value.clone().unwrap_or_default()),
+        "-i" | "--replace" => Some(value.clone().filter(|v| !v.is_empty()).unwrap_or_else(|| "{}".into())),
+        _ => None,
+    })
 }
 
 /// `true` when `option` is given in `args`: a short one (`-o`) alone or in a cluster of single
@@ -1613,6 +1629,8 @@ fn options(
                         | "--foreground"
                         | "--kill-after"
                         | "--signal"
+                        | "--eof"
+                        | "--max-lines"
                 )
             {
                 return None;

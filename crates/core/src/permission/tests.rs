@@ -107,3 +107,18 @@ fn parsing_stops_at_the_deadline_and_the_command_is_unread() {
     // first asks whether to go on.
     assert!(parse_by("ls -la", std::time::Instant::now()).is_ok());
 }
+
+/// 4,000 words then 4,000 `git` on one line (32 KB, in a folder with no `.git`): each git looks
+/// up whether the line named a bare repository's names once, not by scanning every word before
+/// it (that took 71 s, and the line then ran unasked).
+#[test]
+fn a_line_of_many_words_and_many_gits_is_judged_in_full() {
+    let dir = tempfile::tempdir().expect("a temp folder");
+    let ws = Workspace::new(dir.path()).expect("a workspace");
+    let letter = |n: usize| char::from(b'a' + u8::try_from(n % 26).unwrap_or(0));
+    let words: Vec<String> = (0..4000).map(|i| [i / 676, i / 26, i].map(letter).iter().collect()).collect();
+    let command = format!("echo {};{}", words.join(" "), "git;".repeat(4000));
+    assert!(command.len() <= MAX_COMMAND_LEN, "{}", command.len());
+    let findings = judge(&command, &ws);
+    assert!(findings.is_empty(), "{findings:?}");
+}

@@ -144,7 +144,11 @@ impl Session {
     /// Waiting for the supervisor failed.
     pub async fn finish(&mut self, child: &mut Child) -> io::Result<Report> {
         let status = child.wait().await?;
-        Ok(match self.report() {
+        // A supervisor that was killed may have left orphans, whatever its report pipe holds (a
+        // command that can kill it, as root with `--sandbox off`, can also write a report of
+        // its own into that pipe first).
+        let killed = status.signal().is_some();
+        Ok(match self.report().filter(|_| !killed) {
             Some(report) => Report { status: report.status.or(Some(status)), stopped: report.stopped },
             None => {
                 let supervised = Arc::clone(&self.supervisor);

@@ -29,10 +29,12 @@ enum V {
     Ask,
     /// Asks, and `a` would allow exactly these programs (comma-separated) for the session.
     Always(&'static str),
+    /// Asks every time: no `a`, and no allowance, waives it.
+    Every,
     /// Refused by the deny list.
     Deny,
 }
-use V::{Allow, Always, Ask, Deny};
+use V::{Allow, Always, Ask, Deny, Every};
 
 /// (kind, command, verdict)
 const TABLE: &[(&str, &str, V)] = &[
@@ -188,6 +190,39 @@ const TABLE: &[(&str, &str, V)] = &[
     ("wrapper: clustered option", "env -iC.git/hooks tee -a prepare-commit-msg", Ask),
     ("wrapper: clustered option", "env -iC.memory tee planted.md", Ask),
     ("wrapper: clustered option", "env -iCsub tee HEAD", Ask),
+    // env -S puts its split words before the rest of the line, split by rules of its own.
+    ("wrapper: env -S", "env -Senv rm v", Every),
+    ("wrapper: env -S", "env -S '' rm v", Every),
+    ("wrapper: env -S", "env -S'#' rm v", Every),
+    ("wrapper: env -S", "env -Stimeout 5 rm v", Every),
+    ("wrapper: env -S", "nohup env -S env rm v", Every),
+    ("wrapper: env -S", "env -S 'find v -maxdepth 0 -exec\\_rm v ;'", Every),
+    ("wrapper: env -S", "env -S 'ls'", Every),
+    // xargs' --eof and --max-lines take a value only after `=`.
+    ("wrapper: xargs optional value", "xargs --eof rm echo v", Ask),
+    ("wrapper: xargs optional value", "xargs --max-lines rm echo v", Ask),
+    ("wrapper: xargs optional value", "xargs --eof sh cat", Ask),
+    // The replace string in a cluster.
+    ("wrapper: xargs replace in a cluster", "echo rm | xargs -rIcat env cat v", Ask),
+    ("wrapper: xargs replace in a cluster", "echo rm | xargs -0Icat nice cat v", Ask),
+    ("wrapper: xargs replace in a cluster", "echo rm | xargs -ricat timeout 9 cat v", Ask),
+    // After a folder change a write may be to .git/hooks: no allowance waives it.
+    ("writers: after a folder change", "env -C .git/hooks cp ../../x pre-commit", Every),
+    ("writers: after a folder change", "sh -c 'cd .git/hooks; cp ../../x pre-commit'", Every),
+    ("writers: after a folder change", "cd .git && ln -s ../x hooks/pre-commit", Every),
+    // git with its folder or arguments known only when it runs.
+    ("git: another repository, asked whatever was allowed", "cd sub; git pwn", Every),
+    ("git: another repository, asked whatever was allowed", "env -C sub git pwn", Every),
+    ("git: another repository, asked whatever was allowed", "printf '%s\\n' -C sub pwn | xargs git", Every),
+    (
+        "git: another repository, asked whatever was allowed",
+        "find sub -maxdepth 0 -exec git -C {} pwn \\;",
+        Every,
+    ),
+    ("git: another repository, asked whatever was allowed", "echo sub | xargs -I{} git -C {} pwn", Every),
+    ("git: another repository, asked whatever was allowed", "git --namespace=x -C sub pwn", Every),
+    ("git: another repository, asked whatever was allowed", "cd sub && git gc", Every),
+    ("git: another repository, asked whatever was allowed", "git -C \"$d\" pwn", Every),
     ("wrapper", "command rm v", Ask),
     ("wrapper", "exec rm v", Ask),
     ("wrapper", "nice rm v", Ask),
@@ -349,14 +384,14 @@ const TABLE: &[(&str, &str, V)] = &[
     ("git", "git log --output v", Always("git log")),
     ("git", "git grep -O x", Always("git grep")),
     ("git", "git grep --open-files-in-pager=sh x", Always("git grep")),
-    ("git: another repository, asked whatever was allowed", "git -C dir status", Ask),
-    ("git: another repository, asked whatever was allowed", "git --git-dir=elsewhere log", Ask),
+    ("git: another repository, asked whatever was allowed", "git -C dir status", Every),
+    ("git: another repository, asked whatever was allowed", "git --git-dir=elsewhere log", Every),
     ("git", "git -c core.pager='rm v' -p log", Ask),
     ("git", "GIT_PAGER='rm v' git log", Ask),
     ("git", "HOME=. git log", Ask),
-    ("git: another repository, asked whatever was allowed", "cd dir && git status", Ask),
-    ("git: another repository, asked whatever was allowed", "env -Cdir git status", Ask),
-    ("git: another repository, asked whatever was allowed", "git --work-tree=dir status", Ask),
+    ("git: another repository, asked whatever was allowed", "cd dir && git status", Every),
+    ("git: another repository, asked whatever was allowed", "env -Cdir git status", Every),
+    ("git: another repository, asked whatever was allowed", "git --work-tree=dir status", Every),
     ("git: another repository", "GIT_DIR=dir git status", Ask),
     ("grammar: a variable", "git log $X", Ask),
     ("git", "git branch topic", Always("git branch")),
@@ -410,7 +445,7 @@ const TABLE: &[(&str, &str, V)] = &[
     ("old tar", "tar czf new.tgz dir", Allow),
     ("option forms", "tree -R -H . -L 1", Always("tree")),
     ("writers", ": > v", Ask),
-    ("writers", "env -C dir touch new", Always("touch")),
+    ("writers: after a folder change", "env -C dir touch new", Every),
     ("writers", "flock .env true", Ask),
     ("writers", "cp f .git", Ask),
     ("writers", "echo 'gitdir: x' > .git", Ask),
@@ -605,6 +640,7 @@ fn every_command_form_gets_its_verdict() {
         let fine = match (&verdict, expected) {
             (Verdict::Allow, Allow) | (Verdict::Deny(_), Deny) | (Verdict::Ask(_), Ask) => true,
             (Verdict::Ask(q), Always(programs)) => q.always.join(", ") == *programs,
+            (Verdict::Ask(q), Every) => q.always.is_empty(),
             _ => false,
         };
         if !fine {
