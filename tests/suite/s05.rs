@@ -349,6 +349,14 @@ const ATTACKS: &[(&str, &str, &[&str])] = &[
     ("clustered wrapper option", "env -vS'rm v'", &["env"]),
     ("clustered wrapper option", "env -iC. tee v < s.sh", &["env"]),
     ("clustered wrapper option", "time -po v true", &["time"]),
+    ("env -S", "env -Senv rm v", &["env"]),
+    ("env -S", "env -S '' rm v", &["env"]),
+    ("env -S", "nohup env -S env rm v", &["env", "nohup"]),
+    ("env -S", "env -S 'find v -maxdepth 0 -exec\\_rm v ;'", &["env", "find"]),
+    ("xargs optional value", "xargs --eof rm echo v", &["xargs"]),
+    ("xargs optional value", "xargs --max-lines rm echo v", &["xargs"]),
+    ("xargs replace in a cluster", "echo rm | xargs -rIcat env cat v", &["xargs"]),
+    ("xargs replace in a cluster", "echo rm | xargs -ricat timeout 9 cat v", &["xargs", "timeout"]),
     ("interpreter", "nice python3 -c \"import os; os.remove('v')\"", &["python3"]),
     ("script", "./s.sh", &["sh"]),
     ("script", ". ./s.sh", &["sh"]),
@@ -587,8 +595,8 @@ fn the_bare_repository_chain_asks_at_every_step() {
 /// the planted `core.fsmonitor`, so the chain is real.
 #[test]
 fn the_bare_repository_chain_in_a_subfolder_asks_at_every_step() {
-    let config =
-        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = rm v\n";
+    let config = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = rm v\n\
+                  [alias]\n\tpwn = !rm v\n";
     let plant = [
         ("c1", "write_file", json!({"path": "sub/HEAD", "content": "ref: refs/heads/main\n"})),
         ("c2", "write_file", json!({"path": "c", "content": config})),
@@ -600,6 +608,12 @@ fn the_bare_repository_chain_in_a_subfolder_asks_at_every_step() {
         ("g1", "bash", json!({"command": "git -C sub status"})),
         ("g2", "bash", json!({"command": "cd sub && git status"})),
         ("g3", "bash", json!({"command": "git --git-dir=sub status"})),
+        ("g4", "bash", json!({"command": "cd sub; git pwn"})),
+        ("g5", "bash", json!({"command": "env -C sub git pwn"})),
+        ("g6", "bash", json!({"command": "echo sub | xargs -I{} git -C {} pwn"})),
+        ("g7", "bash", json!({"command": "find sub -maxdepth 0 -exec git -C {} pwn \\;"})),
+        ("g8", "bash", json!({"command": "git --namespace=x -C sub pwn"})),
+        ("g9", "bash", json!({"command": "cd sub && git gc"})),
     ];
     let run = |ws: &std::path::Path, args: &[&str], calls: &[(&str, &str, serde_json::Value)]| {
         let server = MockServer::start(vec![reply::tool_uses(calls), reply::text("ok")]);
@@ -628,7 +642,7 @@ fn the_bare_repository_chain_in_a_subfolder_asks_at_every_step() {
     fs::create_dir_all(ws.path().join("sub/objects")).unwrap();
     fs::create_dir_all(ws.path().join("sub/refs")).unwrap();
     let results = run(ws.path(), &["--no", "--allow", "git"], &git);
-    assert_eq!(results, ["Permission denied by user"; 3]);
+    assert_eq!(results, ["Permission denied by user"; 9]);
     assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious\n");
     // Allowed, git does take the folder for a repository and runs its fsmonitor.
     run(ws.path(), &["--yes"], &git[..1]);
@@ -683,6 +697,51 @@ fn every_way_of_writing_a_memory_record_asks() {
     let ws = workspace();
     run_attack(ws.path(), forms[0], "--yes");
     assert_eq!(listing(ws.path()), ["planted.md"], "allowed, the env -C form writes the record");
+}
+
+/// After a folder change (`env -C`, `cd` in `sh -c`, `cd &&`) a write may land in `.git/hooks`,
+/// which the user's next `git commit` runs outside any sandbox: it asks even when the program
+/// was allowed (`--allow cp,ln`), and no hook appears; under `--yes` the first form plants one.
+#[test]
+fn a_write_after_a_folder_change_asks_whatever_was_allowed() {
+    if !available("git") {
+        return eprintln!(
+            "git is missing: a_write_after_a_folder_change_asks_whatever_was_allowed is skipped"
+        );
+    }
+    let workspace = || {
+        let ws = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("git").arg("init").arg("-q").arg(ws.path()).status().unwrap();
+        assert!(ok.success());
+        fs::write(ws.path().join("x"), "#!/bin/sh\nrm -f v\n").unwrap();
+        fs::set_permissions(ws.path().join("x"), std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        ws
+    };
+    let forms = [
+        "env -C .git/hooks cp ../../x pre-commit",
+        "env -iC.git/hooks cp ../../x pre-commit",
+        "sh -c 'cd .git/hooks; cp ../../x pre-commit'",
+        "cd .git && ln -s ../x hooks/pre-commit",
+    ];
+    for form in forms {
+        let ws = workspace();
+        let server = MockServer::start(vec![
+            reply::tool_uses(&[("c1", "bash", json!({ "command": form }))]),
+            reply::text("ok"),
+        ]);
+        let out = chapter("s05", ws.path(), Some(&server.base_url()))
+            .args(["--no", "--allow", "cp,ln", "-p", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{form}: {}", stderr(&out));
+        let batches = result_batches(&server.requests().pop().unwrap().body);
+        assert_eq!(batches[0][0]["content"], "Permission denied by user", "{form}");
+        assert!(!ws.path().join(".git/hooks/pre-commit").exists(), "{form} planted a hook");
+    }
+    let ws = workspace();
+    run_attack(ws.path(), forms[0], "--yes");
+    assert!(ws.path().join(".git/hooks/pre-commit").exists(), "allowed, the first form plants the hook");
 }
 
 /// A 60,000-character command is judged at once, unread: it asks, the answer (here `--no`)
