@@ -874,6 +874,18 @@ fn host_settings_cannot_be_changed_even_as_root() {
     assert!(!made, "a command added a network link");
 }
 
+/// A Python program that writes its pid and start time to `injector` (`Proc::read`'s form), then
+/// pushes `y` and Enter into the terminal named by its first argument with TIOCSTI, every 0.1 s,
+/// for ever. Needs `os` imported before it.
+const PUSHER: &str = "import fcntl, sys, termios, time\n\
+     open('inj.tmp', 'w').write(str(os.getpid()) + ' ' + open('/proc/self/stat').read().split()[21])\n\
+     os.rename('inj.tmp', 'injector')\n\
+     tty = open(sys.argv[1], 'w')\n\
+     while True:\n\
+     \x20   for c in 'y\\n':\n\
+     \x20       fcntl.ioctl(tty, termios.TIOCSTI, c.encode())\n\
+     \x20   time.sleep(0.1)\n";
+
 /// As root with `--sandbox off`, where a command keeps every capability: a command starts a
 /// `setsid` process that pushes `y` and Enter into the harness's terminal with TIOCSTI, again and
 /// again. It is stopped when its call ends, so at the next call's `Allow? [y/N]` only the user's
@@ -885,28 +897,26 @@ fn the_allow_prompt_is_answered_only_by_the_user_even_without_sandbox() {
     }
     let ws = tempfile::tempdir().unwrap();
     fs::write(ws.path().join("victim"), "keep\n").unwrap();
-    fs::write(
-        ws.path().join("inj.py"),
-        "import fcntl, os, sys, termios, time\n\
-         open('inj.tmp', 'w').write(str(os.getpid()) + ' ' + open('/proc/self/stat').read().split()[21])\n\
-         os.rename('inj.tmp', 'injector')\n\
-         tty = open(sys.argv[1], 'w')\n\
-         while True:\n\
-         \x20   for c in 'y\\n':\n\
-         \x20       fcntl.ioctl(tty, termios.TIOCSTI, c.encode())\n\
-         \x20   time.sleep(0.1)\n",
-    )
-    .unwrap();
+    fs::write(ws.path().join("inj.py"), format!("import os\n{PUSHER}")).unwrap();
     // The harness's terminal, through its /proc entry (root keeps CAP_SYS_PTRACE with --sandbox off).
     let injector = "t=$(readlink /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/0); \
         setsid python3 inj.py \"$t\" >/dev/null 2>&1 & \
         while [ ! -s injector ]; do sleep 0.05; done; sleep 0.3; echo started";
+    let results = pusher_session(ws.path(), injector, "the injector outlived its call");
+    assert_eq!(results[0], "started\n(stopped 1 background process it left running)", "{results:?}");
+}
+
+/// One s04 session on a pseudo-terminal with `--sandbox off`: the model runs `injector` (which
+/// starts the pusher and writes its pid to `injector`), then `rm victim`. The pusher must be dead
+/// when the second `Allow? [y/N]` shows (`why` otherwise), which the user answers `n`; the victim
+/// stays. The tool results.
+fn pusher_session(ws: &Path, injector: &str, why: &str) -> Vec<String> {
     let server = MockServer::start(vec![
         reply::tool_uses(&[("toolu_1", "bash", json!({ "command": injector }))]),
         reply::tool_uses(&[("toolu_2", "bash", json!({"command": "rm victim"}))]),
         reply::text("turn over"),
     ]);
-    let mut cmd = chapter("s04", ws.path(), Some(&server.base_url()));
+    let mut cmd = chapter("s04", ws, Some(&server.base_url()));
     cmd.env("TERM", "xterm-256color").args(["--sandbox", "off"]);
     let options = rexpect::session::Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(true);
     let mut s04 = rexpect::session::spawn_with_options(cmd, options).unwrap();
@@ -915,21 +925,21 @@ fn the_allow_prompt_is_answered_only_by_the_user_even_without_sandbox() {
     // The permission check may ask about the first command too (it runs `setsid`): the user says
     // yes to that one.
     s04.exp_string("Allow? [y/N]").unwrap();
-    if !ws.path().join("injector").exists() {
+    if !ws.join("injector").exists() {
         s04.send_line("y").unwrap();
         s04.exp_string("Allow? [y/N]").unwrap();
     }
-    let inj = Proc::read(&ws.path().join("injector")).unwrap();
-    assert!(!inj.alive(), "the injector outlived its call: {inj:?}");
+    let inj = Proc::read(&ws.join("injector")).unwrap();
+    assert!(!inj.alive(), "{why}: {inj:?}");
     s04.send_line("n").unwrap();
     s04.exp_string("turn over").unwrap();
     s04.exp_string("s04 >> ").unwrap();
     s04.send_line("q").unwrap();
     s04.exp_eof().unwrap();
-    assert!(ws.path().join("victim").exists(), "the prompt was answered by a command");
+    assert!(ws.join("victim").exists(), "the prompt was answered by a command");
     let results = tool_results(&server);
-    assert_eq!(results[0], "started\n(stopped 1 background process it left running)", "{results:?}");
     assert_eq!(results[1], "Permission denied by user");
+    results
 }
 
 /// The same pusher, made harder to stop: before it starts pushing it moves itself out of the
@@ -950,24 +960,14 @@ fn a_pusher_that_left_its_cgroup_and_killed_its_supervisor_ends_with_its_call() 
 fn pusher_out_of_its_cgroup(forge: bool) {
     let ws = tempfile::tempdir().unwrap();
     fs::write(ws.path().join("victim"), "keep\n").unwrap();
-    fs::write(
-        ws.path().join("inj.py"),
-        "import fcntl, os, sys, termios, time\n\
+    // First out of the command's cgroup, into the root one (root may), then the pusher.
+    let leave = "import os\n\
          mounts = [l.split()[4] for l in open('/proc/self/mountinfo') if ' - cgroup2 ' in l]\n\
          try:\n\
          \x20   open(os.path.join(mounts[0], 'cgroup.procs'), 'w').write(str(os.getpid()))\n\
-         \x20   open('left', 'w').write(open('/proc/self/cgroup').read())\n\
          except Exception as e:\n\
-         \x20   open('stayed', 'w').write(repr(e))\n\
-         open('inj.tmp', 'w').write(str(os.getpid()) + ' ' + open('/proc/self/stat').read().split()[21])\n\
-         os.rename('inj.tmp', 'injector')\n\
-         tty = open(sys.argv[1], 'w')\n\
-         while True:\n\
-         \x20   for c in 'y\\n':\n\
-         \x20       fcntl.ioctl(tty, termios.TIOCSTI, c.encode())\n\
-         \x20   time.sleep(0.1)\n",
-    )
-    .unwrap();
+         \x20   open('stayed', 'w').write(repr(e))\n";
+    fs::write(ws.path().join("inj.py"), format!("{leave}{PUSHER}")).unwrap();
     // `$PPID` is the supervisor: killed, it reports nothing, and `sh` dies with it. The forged
     // report (exited 0, nothing stopped) goes into every write-only pipe the supervisor holds.
     let forged = "for f in /proc/$PPID/fdinfo/*; do n=${f##*/}; \
@@ -979,37 +979,13 @@ fn pusher_out_of_its_cgroup(forge: bool) {
          while [ ! -s injector ]; do sleep 0.05; done; sleep 0.3; {}kill -9 $PPID",
         if forge { forged } else { "" }
     );
-    let server = MockServer::start(vec![
-        reply::tool_uses(&[("toolu_1", "bash", json!({ "command": injector }))]),
-        reply::tool_uses(&[("toolu_2", "bash", json!({"command": "rm victim"}))]),
-        reply::text("turn over"),
-    ]);
-    let mut cmd = chapter("s04", ws.path(), Some(&server.base_url()));
-    cmd.env("TERM", "xterm-256color").args(["--sandbox", "off"]);
-    let options = rexpect::session::Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(true);
-    let mut s04 = rexpect::session::spawn_with_options(cmd, options).unwrap();
-    s04.exp_string("s04 >> ").unwrap();
-    s04.send_line("go").unwrap();
-    s04.exp_string("Allow? [y/N]").unwrap();
-    if !ws.path().join("injector").exists() {
-        s04.send_line("y").unwrap();
-        s04.exp_string("Allow? [y/N]").unwrap();
-    }
-    let inj = Proc::read(&ws.path().join("injector")).unwrap();
+    pusher_session(ws.path(), &injector, &format!("the pusher outlived its call (forged report: {forge})"));
     if ws.path().join("stayed").exists() {
         eprintln!(
             "the pusher could not leave its cgroup ({}): only the killed supervisor was tried",
             fs::read_to_string(ws.path().join("stayed")).unwrap_or_default()
         );
     }
-    assert!(!inj.alive(), "the pusher outlived its call (forged report: {forge}): {inj:?}");
-    s04.send_line("n").unwrap();
-    s04.exp_string("turn over").unwrap();
-    s04.exp_string("s04 >> ").unwrap();
-    s04.send_line("q").unwrap();
-    s04.exp_eof().unwrap();
-    assert!(ws.path().join("victim").exists(), "the prompt was answered by a command");
-    assert_eq!(tool_results(&server)[1], "Permission denied by user");
 }
 
 /// A key in `.env` is in a file commands can read; the harness says so once at start, with

@@ -444,6 +444,16 @@ fn run_attack(ws: &std::path::Path, command: &str, flag: &str) -> String {
     batches[0][0]["content"].as_str().unwrap_or_default().to_owned()
 }
 
+/// One `s05 -p go` in `ws` with `args`, whose model makes `calls` in one response, then says
+/// "ok": the results of those calls, in order.
+fn run_calls(ws: &std::path::Path, args: &[&str], calls: &[(&str, &str, serde_json::Value)]) -> Vec<String> {
+    let server = MockServer::start(vec![reply::tool_uses(calls), reply::text("ok")]);
+    let out = chapter("s05", ws, Some(&server.base_url())).args(args).args(["-p", "go"]).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    let batches = result_batches(&server.requests().pop().unwrap().body);
+    batches[0].iter().map(|b| b["content"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
 /// Each attack form, end to end through `s05 --no`: the call is refused and the victim keeps
 /// its content. Where the programs it needs are installed, the same form under `--yes` does
 /// destroy or change the victim, so each case is a real attack and not a typo.
@@ -553,17 +563,9 @@ fn the_bare_repository_chain_asks_at_every_step() {
         ("c4", "write_file", json!({"path": "refs/heads/.keep", "content": ""})),
         ("c5", "bash", json!({"command": "git status"})),
     ];
-    let run = |ws: &std::path::Path, args: &[&str], calls: &[(&str, &str, serde_json::Value)]| {
-        let server = MockServer::start(vec![reply::tool_uses(calls), reply::text("ok")]);
-        let out =
-            chapter("s05", ws, Some(&server.base_url())).args(args).args(["-p", "go"]).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-        let batches = result_batches(&server.requests().pop().unwrap().body);
-        batches[0].iter().map(|b| b["content"].as_str().unwrap_or_default().to_owned()).collect::<Vec<_>>()
-    };
     let ws = tempfile::tempdir().unwrap();
     fs::write(ws.path().join("v"), "precious\n").unwrap();
-    let results = run(ws.path(), &["--no"], &calls);
+    let results = run_calls(ws.path(), &["--no"], &calls);
     // The four writes are refused; `git status` then finds no repository shape to ask about.
     assert!(results[..4].iter().all(|r| r == "Permission denied by user"), "{results:?}");
     assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious\n");
@@ -579,13 +581,13 @@ fn the_bare_repository_chain_asks_at_every_step() {
     fs::write(ws.path().join("config"), config).unwrap();
     fs::create_dir_all(ws.path().join("objects")).unwrap();
     fs::create_dir_all(ws.path().join("refs")).unwrap();
-    let results = run(ws.path(), &["--no", "--allow", "git"], &calls[4..]);
+    let results = run_calls(ws.path(), &["--no", "--allow", "git"], &calls[4..]);
     assert_eq!(results, ["Permission denied by user"]);
     assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious\n");
     // Allowed, the chain does what it says.
     let ws = tempfile::tempdir().unwrap();
     fs::write(ws.path().join("v"), "precious\n").unwrap();
-    run(ws.path(), &["--yes"], &calls);
+    run_calls(ws.path(), &["--yes"], &calls);
     assert!(!ws.path().join("v").exists(), "under --yes git status ran core.fsmonitor");
 }
 
@@ -615,18 +617,10 @@ fn the_bare_repository_chain_in_a_subfolder_asks_at_every_step() {
         ("g8", "bash", json!({"command": "git --namespace=x -C sub pwn"})),
         ("g9", "bash", json!({"command": "cd sub && git gc"})),
     ];
-    let run = |ws: &std::path::Path, args: &[&str], calls: &[(&str, &str, serde_json::Value)]| {
-        let server = MockServer::start(vec![reply::tool_uses(calls), reply::text("ok")]);
-        let out =
-            chapter("s05", ws, Some(&server.base_url())).args(args).args(["-p", "go"]).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-        let batches = result_batches(&server.requests().pop().unwrap().body);
-        batches[0].iter().map(|b| b["content"].as_str().unwrap_or_default().to_owned()).collect::<Vec<_>>()
-    };
     let ws = tempfile::tempdir().unwrap();
     fs::write(ws.path().join("v"), "precious\n").unwrap();
     fs::create_dir(ws.path().join("sub")).unwrap();
-    let results = run(ws.path(), &["--no"], &plant);
+    let results = run_calls(ws.path(), &["--no"], &plant);
     // `c` is an ordinary new file; every step that gives `sub/` a repository's name asks.
     assert_eq!(results[0], "Permission denied by user", "{results:?}");
     assert!(results[2..].iter().all(|r| r == "Permission denied by user"), "{results:?}");
@@ -641,11 +635,11 @@ fn the_bare_repository_chain_in_a_subfolder_asks_at_every_step() {
     fs::write(ws.path().join("sub/config"), config).unwrap();
     fs::create_dir_all(ws.path().join("sub/objects")).unwrap();
     fs::create_dir_all(ws.path().join("sub/refs")).unwrap();
-    let results = run(ws.path(), &["--no", "--allow", "git"], &git);
+    let results = run_calls(ws.path(), &["--no", "--allow", "git"], &git);
     assert_eq!(results, ["Permission denied by user"; 9]);
     assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious\n");
     // Allowed, git does take the folder for a repository and runs its fsmonitor.
-    run(ws.path(), &["--yes"], &git[..1]);
+    run_calls(ws.path(), &["--yes"], &git[..1]);
     assert!(!ws.path().join("v").exists(), "under --yes 'git -C sub status' ran core.fsmonitor");
 }
 
@@ -684,15 +678,8 @@ fn every_way_of_writing_a_memory_record_asks() {
         assert!(listing(ws.path()).is_empty(), "{form} wrote {:?}", listing(ws.path()));
     }
     let ws = workspace();
-    let server = MockServer::start(vec![
-        reply::tool_uses(&[("c1", "write_file", json!({"path": ".memory/planted.md", "content": record}))]),
-        reply::text("ok"),
-    ]);
-    let out =
-        chapter("s05", ws.path(), Some(&server.base_url())).args(["--no", "-p", "go"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let batches = result_batches(&server.requests().pop().unwrap().body);
-    assert_eq!(batches[0][0]["content"], "Permission denied by user");
+    let call = ("c1", "write_file", json!({"path": ".memory/planted.md", "content": record}));
+    assert_eq!(run_calls(ws.path(), &["--no"], &[call]), ["Permission denied by user"]);
     assert!(listing(ws.path()).is_empty());
     let ws = workspace();
     run_attack(ws.path(), forms[0], "--yes");
@@ -726,17 +713,12 @@ fn a_write_after_a_folder_change_asks_whatever_was_allowed() {
     ];
     for form in forms {
         let ws = workspace();
-        let server = MockServer::start(vec![
-            reply::tool_uses(&[("c1", "bash", json!({ "command": form }))]),
-            reply::text("ok"),
-        ]);
-        let out = chapter("s05", ws.path(), Some(&server.base_url()))
-            .args(["--no", "--allow", "cp,ln", "-p", "go"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{form}: {}", stderr(&out));
-        let batches = result_batches(&server.requests().pop().unwrap().body);
-        assert_eq!(batches[0][0]["content"], "Permission denied by user", "{form}");
+        let results = run_calls(
+            ws.path(),
+            &["--no", "--allow", "cp,ln"],
+            &[("c1", "bash", json!({ "command": form }))],
+        );
+        assert_eq!(results, ["Permission denied by user"], "{form}");
         assert!(!ws.path().join(".git/hooks/pre-commit").exists(), "{form} planted a hook");
     }
     let ws = workspace();
