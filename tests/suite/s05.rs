@@ -357,6 +357,9 @@ const ATTACKS: &[(&str, &str, &[&str])] = &[
     ("xargs optional value", "xargs --max-lines rm echo v", &["xargs"]),
     ("xargs replace in a cluster", "echo rm | xargs -rIcat env cat v", &["xargs"]),
     ("xargs replace in a cluster", "echo rm | xargs -ricat timeout 9 cat v", &["xargs", "timeout"]),
+    ("printf -v attached", "bash -c \"printf -vPS4 %s '\\$(rm v)'; set -x; true\"", &["bash"]),
+    ("ln backup", "ln -sb s.sh v", &["ln"]),
+    ("ln backup", "ln --suffix=.old -s s.sh v", &["ln"]),
     ("interpreter", "nice python3 -c \"import os; os.remove('v')\"", &["python3"]),
     ("script", "./s.sh", &["sh"]),
     ("script", ". ./s.sh", &["sh"]),
@@ -724,6 +727,45 @@ fn a_write_after_a_folder_change_asks_whatever_was_allowed() {
     let ws = workspace();
     run_attack(ws.path(), forms[0], "--yes");
     assert!(ws.path().join(".git/hooks/pre-commit").exists(), "allowed, the first form plants the hook");
+}
+
+/// An allowance names a program, not a licence to write the files that steer later runs: with
+/// `sed`, `awk`, `find`, `uniq`, `cp`, `tee` and `git` allowed, each way of writing `.env` or
+/// `.git/config` (an output option, a script, a link made earlier) still asks, and git's
+/// `--upload-pack` does too; nothing changes under `--no`.
+#[test]
+fn an_allowance_never_writes_a_file_that_steers_later_runs() {
+    if !available("git") {
+        return eprintln!(
+            "git is missing: an_allowance_never_writes_a_file_that_steers_later_runs is skipped"
+        );
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let ok = std::process::Command::new("git").arg("init").arg("-q").arg(ws.path()).status().unwrap();
+    assert!(ok.success());
+    fs::write(ws.path().join("v"), "precious\n").unwrap();
+    fs::write(ws.path().join("f"), "ANTHROPIC_BASE_URL=http://evil\n").unwrap();
+    std::os::unix::fs::symlink(".git/config", ws.path().join("c")).unwrap();
+    let config = fs::read_to_string(ws.path().join(".git/config")).unwrap();
+    let forms = [
+        "git log -1 --format=x --output=.git/config",
+        "sed -n 's/a/b/;w .env' f",
+        "awk 'BEGIN{print \"x\" > \".env\"}'",
+        "find f -fprintf .env x",
+        "uniq f .env",
+        "cp f c",
+        "tee c < f",
+        "git ls-remote --upload-pack='rm v;' .",
+    ];
+    let calls: Vec<(String, &str, serde_json::Value)> =
+        forms.iter().enumerate().map(|(i, f)| (format!("c{i}"), "bash", json!({ "command": f }))).collect();
+    let calls: Vec<(&str, &str, serde_json::Value)> =
+        calls.iter().map(|(id, name, input)| (id.as_str(), *name, input.clone())).collect();
+    let results = run_calls(ws.path(), &["--no", "--allow", "sed,awk,find,uniq,cp,tee,git"], &calls);
+    assert_eq!(results, vec!["Permission denied by user"; forms.len()], "{forms:?}");
+    assert!(!ws.path().join(".env").exists(), ".env was written");
+    assert_eq!(fs::read_to_string(ws.path().join(".git/config")).unwrap(), config);
+    assert_eq!(fs::read_to_string(ws.path().join("v")).unwrap(), "precious\n");
 }
 
 /// A 60,000-character command is judged at once, unread: it asks, the answer (here `--no`)

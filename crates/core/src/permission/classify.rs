@@ -138,6 +138,14 @@ pub fn judge(command: &str, ws: &dyn Surroundings) -> Vec<Finding> {
     first.script(command, 0);
     let mut state = State::new(ws, &parsed, deadline, first.made);
     state.script(command, 0);
+    // A line that names a file steering later runs (`.env`, `.git`, `.memory`) anywhere, in an
+    // output option, a sed or awk script, a `-fprint`, and needs a yes anyway is asked whatever
+    // was allowed: an allowance of `sed` or `git log` is not one to write `.env` or `.git/config`.
+    if mentions_steering(command).is_some() {
+        for finding in &mut state.findings {
+            finding.program = None;
+        }
+    }
     let mut seen = HashSet::new();
     state.findings.retain(|f| seen.insert((f.reason.clone(), f.program.clone())));
     state.findings
@@ -401,6 +409,7 @@ impl<'a> State<'a> {
     /// (`env -C .git/hooks cp x pre-commit`), where it may be any of those.
     fn write_program(&self, target: &str, key: &str) -> Option<String> {
         let steers = steering_file(target).is_some()
+            || self.ws.resolved(target).as_deref().and_then(steering_file).is_some()
             || (!target.starts_with('/') && repository_file(target, self.ws).is_some())
             || (self.cwd_changed && !target.starts_with('/'));
         (!steers).then(|| key.to_string())
@@ -522,8 +531,14 @@ impl<'a> State<'a> {
                 if let Some(reason) = judged.args_unknown() {
                     return self.push(Some(key), format!("'{name}': {reason}"));
                 }
-                if name == "printf" && args.first().is_none_or(|a| a != "-v") {
+                // bash's printf takes `-v NAME` and `-vNAME` (a variable, `PS4`, an array
+                // subscript that runs a command): asked.
+                if name == "printf" && args.first().is_none_or(|a| !a.starts_with("-v")) {
                     return;
+                }
+                if name == "printf" {
+                    return self
+                        .effect(Some(key), "'printf -v' assigns a shell variable, which can run commands");
                 }
                 if let Some(option) = unsafe_options.iter().find(|o| has_option(args, o)) {
                     self.effect(Some(key), format!("'{name} {option}' writes a file or runs a command"));
@@ -899,6 +914,16 @@ impl<'a> State<'a> {
         let Some(sub) = args.get(i).map(String::as_str) else { return };
         let rest = args.get(i + 1..).unwrap_or_default();
         let key = Some(format!("git {sub}"));
+        // A program named by an option (`ls-remote --upload-pack=CMD`, `-u CMD`): as strong as
+        // `git -c`, asked whatever was allowed.
+        if let Some(option) = rest.iter().find(|a| {
+            a.starts_with("--upload-pack") || a.starts_with("--receive-pack") || a.starts_with("--exec")
+        }) {
+            return self.effect(None, format!("'git {sub} {option}' runs a program it names"));
+        }
+        if sub == "ls-remote" && rest.iter().any(|a| a.starts_with("-u") && !a.starts_with("--")) {
+            return self.effect(None, format!("'git {sub} -u' runs a program it names"));
+        }
         if !GIT_READS.contains(&sub) || !git_listing(sub, rest) {
             let (concern, reason) = git_reason(sub, rest, |p| self.may_exist(p))
                 .map(|(concern, reason)| (concern, reason.to_string()))
@@ -1159,7 +1184,26 @@ impl<'a> State<'a> {
         let Some(parsed) = parse_args(w.args(), "sfnvrTLPbi", "tS", long) else {
             return self.push(Some(key.to_string()), "'ln' has an option this check does not know");
         };
-        let force = parsed.has('f', "--force");
+        // A backup (`-b`, `-S SUFFIX`, `--backup`, `--suffix`) moves an existing file aside and
+        // puts the link in its place, as `-f` does.
+        let force = parsed.has('f', "--force")
+            || parsed.has('b', "--backup")
+            || parsed.has('S', "--suffix")
+            || parsed.long.iter().any(|l| l.starts_with("--backup=") || l.starts_with("--suffix="));
+        // A link to a file that steers later runs (`ln -s .git/config c`) lets a later write of
+        // the link's name, which an allowance may cover, change that file: asked whatever was
+        // allowed.
+        let into_folder = parsed.has('t', "--target-directory");
+        let sources = if into_folder {
+            parsed.operands.len()
+        } else {
+            parsed.operands.len().saturating_sub(usize::from(parsed.operands.len() > 1))
+        };
+        for source in parsed.operands.iter().take(sources.max(1)) {
+            if let Some(what) = steering_file(source) {
+                self.effect(None, format!("makes a link to {source}, {what}"));
+            }
+        }
         let mut targets = self.copy_targets(&parsed, false);
         if targets.is_empty()
             && let [only] = parsed.operands.as_slice()
@@ -1749,7 +1793,11 @@ fn git_listing(sub: &str, rest: &[String]) -> bool {
                 }
                 i += 1;
             }
-            if plain && operands == 1 {
+            // `git config edit` (git 2.46's subcommands) opens an editor; `set`, `unset`,
+            // `rename-section`, `remove-section` write. Only a key is a lookup.
+            let subcommand =
+                matches!(first, Some("edit" | "set" | "unset" | "rename-section" | "remove-section"));
+            if plain && operands == 1 && !subcommand {
                 return true;
             }
             let get = rest.iter().any(|a| {
