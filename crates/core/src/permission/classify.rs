@@ -340,11 +340,15 @@ impl<'a> State<'a> {
             Ok(p) => p,
             Err(e) => return self.push(None, e.to_string()),
         };
-        let writes_files =
-            parsed.commands.iter().flat_map(|c| &c.redirects).any(|r| {
-                (r.writes() || (r.op == ">&" && !is_fd(&r.target))) && !r.target.starts_with("/dev/")
-            });
-        self.fds_to_files |= writes_files;
+        // Any redirection that opens a file, to read as well as to write (`3<v`): on Linux,
+        // opening `/dev/fd/3` opens that file again by its path, with write access.
+        let opens_files = parsed.commands.iter().flat_map(|c| &c.redirects).any(|r| {
+            !matches!(r.op.as_str(), "<<" | "<<-" | "<<<")
+                && !is_fd(&r.target)
+                && r.target != "-"
+                && !r.target.starts_with("/dev/")
+        });
+        self.fds_to_files |= opens_files;
         for command in &parsed.commands {
             if self.out_of_time {
                 return;
@@ -426,7 +430,7 @@ impl<'a> State<'a> {
     /// only the folders above it are checked for links.
     fn write_target_of(&self, target: &str, how: Write, own: bool) -> Option<(Concern, String)> {
         use Concern::{Destroys, SideEffects, Unknown};
-        if self.harmless_device(target, how) {
+        if self.harmless_device(target) {
             return None;
         }
         if let Some(what) = steering_file(target) {
@@ -475,9 +479,10 @@ impl<'a> State<'a> {
     }
 
     /// The devices that are fine to write to: `/dev/null`, `/dev/zero`, `/dev/tty`; and
-    /// `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` when appending, or when no redirection of the
-    /// line points a file descriptor at a file (`exec 3>>f; : > /dev/fd/3` truncates `f`).
-    fn harmless_device(&self, path: &str, how: Write) -> bool {
+    /// `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` when no redirection of the line opens a file
+    /// and no `flock` holds one (`exec 3>>f; : > /dev/fd/3` truncates `f`; so does `3<f`, since
+    /// opening `/dev/fd/3` opens `f` again, writable), appending or not.
+    fn harmless_device(&self, path: &str) -> bool {
         match path.strip_prefix("/dev/") {
             Some("null" | "zero" | "tty") => true,
             Some(rest) => {
@@ -485,7 +490,7 @@ impl<'a> State<'a> {
                     || rest
                         .strip_prefix("fd/")
                         .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
-                stream && (how == Write::Append || !self.fds_to_files)
+                stream && !self.fds_to_files
             }
             None => false,
         }
@@ -726,6 +731,9 @@ impl<'a> State<'a> {
             }
             "timeout" | "taskset" => start += 1, // the duration, the mask
             "flock" => {
+                // The lock file stays open in what flock runs (as descriptor 3): `/dev/fd/3`
+                // there writes it.
+                self.fds_to_files = true;
                 // The lock file, created when missing, then a command or `-c SCRIPT`.
                 if let Some(lock) = args.get(start)
                     && let Some((concern, reason)) = self.write_target(lock, Write::Make)
@@ -1102,11 +1110,17 @@ impl<'a> State<'a> {
         let Some(parsed) = parse_args(w.args(), "adfHilLnPpRrsTuvxb", "tS", long) else {
             return self.push(Some(key.to_string()), "'cp' has an option this check does not know");
         };
-        let no_clobber = parsed.has('n', "--no-clobber") || parsed.long.iter().any(|l| l == "--update=none");
+        // `-n` keeps an existing file only when no later `-i`, `-f` or `--remove-destination`
+        // overrides it (coreutils takes the last): with any of them, the copy may replace.
+        let no_clobber = (parsed.has('n', "--no-clobber")
+            || parsed.long.iter().any(|l| l == "--update=none"))
+            && !parsed.has('i', "--interactive")
+            && !parsed.has('f', "--force")
+            && !parsed.has('\0', "--remove-destination");
         let recursive = parsed.has('r', "--recursive") || parsed.has('R', "") || parsed.has('a', "--archive");
         let parents = parsed.has('\0', "--parents");
         for (target, is_tree) in self.copy_targets(&parsed, parents) {
-            if self.harmless_device(&target, Write::Create) {
+            if self.harmless_device(&target) {
                 continue;
             }
             if let Some((concern, reason)) = self.write_target_of(&target, Write::Make, true) {
@@ -1187,6 +1201,7 @@ impl<'a> State<'a> {
         // A backup (`-b`, `-S SUFFIX`, `--backup`, `--suffix`) moves an existing file aside and
         // puts the link in its place, as `-f` does.
         let force = parsed.has('f', "--force")
+            || parsed.has('i', "--interactive")
             || parsed.has('b', "--backup")
             || parsed.has('S', "--suffix")
             || parsed.long.iter().any(|l| l.starts_with("--backup=") || l.starts_with("--suffix="));
@@ -1348,20 +1363,28 @@ impl<'a> State<'a> {
             return;
         }
         let values = if name == "uniq" { "fsw" } else { "cglsnoR" };
-        let mut operands = 0;
+        let mut operands = Vec::new();
         let mut skip = false;
+        let mut options_done = false;
         for a in w.args() {
             if std::mem::take(&mut skip) {
                 continue;
             }
-            if a.starts_with('-') && a.len() > 1 {
+            if !options_done && a == "--" {
+                options_done = true;
+            } else if !options_done && a.starts_with('-') && a.len() > 1 {
                 skip = !a.starts_with("--") && a.len() == 2 && values.contains(&a[1..]);
             } else {
-                operands += 1;
+                operands.push(a);
             }
         }
-        if operands > 1 {
-            self.effect(Some(key.to_string()), format!("'{name}' writes its output to its second file"));
+        if let Some(output) = operands.get(1) {
+            let program = self.write_program(output, key);
+            self.finding(
+                Concern::SideEffects,
+                program,
+                format!("'{name}' writes its output to its second file, {output}"),
+            );
         }
     }
 
