@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use e2e::{MockServer, chapter, reply, result_batches, stderr, stdout};
+use e2e::{MockServer, available, chapter, reply, result_batches, stderr, stdout};
 use serde_json::json;
 
 const REMINDER: &str = "<reminder>Update your todos.</reminder>";
@@ -409,14 +409,6 @@ const ATTACKS: &[(&str, &str, &[&str])] = &[
     ("find -exec ends at ; or {} +", "find . -maxdepth 0 -exec flock + rm v \\;", &["find", "flock"]),
     ("jobs -x runs a command", "bash -c 'jobs -x rm v'", &["bash"]),
 ];
-
-/// `true` when `program` is found on this machine's `PATH`.
-fn available(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program} >/dev/null")])
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// A workspace under attack: the victim `v` (`precious`), the executable script `s.sh` (`rm
 /// v`), and a git repository with one commit, in which `v` is untracked.

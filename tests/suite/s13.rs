@@ -751,3 +751,61 @@ fn a_teammate_is_refused_where_the_lead_would_be_asked() {
     assert!(!ws.path().parent().unwrap().join("outside.txt").exists());
     assert!(!out.contains("Allow? [y/N]"), "{out}");
 }
+
+/// The Lead's `bash` in a task's worktree is judged in the worktree, where it runs: a file
+/// only the worktree has (here deleted at the root, kept in the branch) is an existing file
+/// there, so overwriting it asks and, refused, keeps its content. Judged at the root, the same
+/// command looked like one making a new file, and ran unasked.
+#[test]
+fn a_command_in_a_worktree_is_judged_where_it_runs() {
+    if !e2e::available("git") {
+        return eprintln!("git is missing: a_command_in_a_worktree_is_judged_where_it_runs is skipped");
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(ws.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    fs::write(ws.path().join("only.txt"), "keep\n").unwrap();
+    git(&["add", "only.txt"]);
+    git(&["commit", "-qm", "one file"]);
+    fs::remove_file(ws.path().join("only.txt")).unwrap();
+    write_task(ws.path(), "task_0000aaaa", "Edit in a worktree", &[]);
+    let server = team_server(vec![(
+        "lead",
+        vec![
+            fixed(reply::tool_uses(&[(
+                "c1",
+                "create_worktree",
+                json!({"name": "w", "task_id": "task_0000aaaa"}),
+            )])),
+            fixed(reply::tool_uses(&[("c2", "claim_task", json!({"task_id": "task_0000aaaa"}))])),
+            fixed(reply::tool_uses(&[("c3", "bash", json!({"command": "echo gone > only.txt"}))])),
+            fixed(reply::text("Done.")),
+        ],
+    )]);
+    let logs = tempfile::tempdir().unwrap();
+    let out = logs.path().join("out.txt");
+    let log = fs::File::create(&out).unwrap();
+    let mut child = chapter("s13", ws.path(), Some(&server.base_url()))
+        .args(["--no", "-p", "go"])
+        .env("ANTHROPIC_MAX_RETRIES", "0")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let status = exits(&mut child, "s13 --no -p");
+    let shown = fs::read_to_string(&out).unwrap_or_default();
+    assert!(status.success(), "{shown}");
+    let lead = bodies_of(&server, "lead");
+    assert_eq!(lead.len(), 4, "{shown}");
+    assert_eq!(last_results(&lead[3]), ["Permission denied by user"], "{shown}");
+    assert_eq!(fs::read_to_string(ws.path().join(".worktrees/w/only.txt")).unwrap(), "keep\n");
+}

@@ -398,3 +398,12 @@ pub fn non_ascii_in_lesson(name: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// `true` when `program` is found on this machine's `PATH` (a test that needs it says it is
+/// skipped otherwise).
+pub fn available(program: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program} >/dev/null")])
+        .status()
+        .is_ok_and(|s| s.success())
+}

@@ -19,6 +19,7 @@
 //!  tool_use ─► prepare: parse Args once ─► ToolCall {block, subject} ─► PreToolUse ─► run(Args)
 //! ```
 
+use crate::workspace::Workspace;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -139,6 +140,14 @@ pub trait TypedTool: Send + Sync + 'static {
         Subject::Nothing
     }
 
+    /// The folder the call will run in when it is not the session's workspace (s13's tools in a
+    /// task's worktree): the permission check then judges the call against it, since a command
+    /// that writes `only.txt` there changes the worktree's file, not the workspace's. Defaults
+    /// to `None`.
+    fn folder(&self, _args: &Self::Args) -> Option<Workspace> {
+        None
+    }
+
     /// Runs the tool. Blocking work goes through [`run_blocking`]. Dropping the future cancels
     /// the call; a tool that starts processes must kill them when dropped.
     fn run(
@@ -167,6 +176,7 @@ pub async fn run_blocking(
 /// A call whose input parsed: what it is about, and the run waiting for its turn.
 pub struct Prepared {
     subject: Subject,
+    folder: Option<Workspace>,
     run: Box<dyn FnOnce() -> ToolFuture<'static> + Send>,
 }
 
@@ -193,7 +203,8 @@ impl<T: TypedTool> Tool for T {
     fn prepare(self: Arc<Self>, input: &Value) -> Result<Prepared, ToolError> {
         let args: T::Args = parse_input(input)?;
         let subject = self.subject(&args);
-        Ok(Prepared { subject, run: Box::new(move || Box::pin(self.run(args))) })
+        let folder = self.folder(&args);
+        Ok(Prepared { subject, folder, run: Box::new(move || Box::pin(self.run(args))) })
     }
     fn displays_output(&self) -> bool {
         TypedTool::displays_output(self)
@@ -278,6 +289,8 @@ pub struct ToolCall {
     /// What the input is about, as the tool says; [`Subject::Nothing`] when the tool is unknown or
     /// the input did not parse.
     pub subject: Subject,
+    /// Where the call runs when not in the session's workspace ([`TypedTool::folder`]).
+    pub folder: Option<Workspace>,
     run: Option<Result<Box<dyn FnOnce() -> ToolFuture<'static> + Send>, ToolOutcome>>,
 }
 
@@ -301,7 +314,11 @@ impl std::ops::Deref for ToolCall {
 
 impl std::fmt::Debug for ToolCall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolCall").field("block", &self.block).field("subject", &self.subject).finish()
+        f.debug_struct("ToolCall")
+            .field("block", &self.block)
+            .field("subject", &self.subject)
+            .field("folder", &self.folder.as_ref().map(Workspace::root))
+            .finish()
     }
 }
 
@@ -444,19 +461,22 @@ impl DispatchMap {
         let block = block.clone();
         let Some(&i) = self.entries.index.get(&block.name) else {
             let unknown = ToolOutcome::error(self.unknown.text(&block.name));
-            return ToolCall { block, subject: Subject::Nothing, run: Some(Err(unknown)) };
+            return ToolCall { block, subject: Subject::Nothing, folder: None, run: Some(Err(unknown)) };
         };
         let tool = Arc::clone(&self.entries.tools[i]);
         match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(&block.input))) {
-            Ok(Ok(Prepared { subject, run })) => ToolCall { block, subject, run: Some(Ok(run)) },
+            Ok(Ok(Prepared { subject, folder, run })) => {
+                ToolCall { block, subject, folder, run: Some(Ok(run)) }
+            }
             Ok(Err(e)) => ToolCall {
                 block,
                 subject: Subject::Nothing,
+                folder: None,
                 run: Some(Err(ToolOutcome::error(format!("Error: {e}")))),
             },
             Err(_) => {
                 let panicked = ToolOutcome::error(format!("Error: tool {} panicked", block.name));
-                ToolCall { block, subject: Subject::Nothing, run: Some(Err(panicked)) }
+                ToolCall { block, subject: Subject::Nothing, folder: None, run: Some(Err(panicked)) }
             }
         }
     }

@@ -508,7 +508,12 @@ pub fn register_permission_hook_with(
                 });
             }
         }
-        Ok(match permission::check_tool_call(call, inside_workspace.as_ref()) {
+        // A call that runs in another folder (an s13 worktree) is judged against that folder.
+        let surroundings: &dyn permission::Surroundings = match &call.folder {
+            Some(folder) => folder,
+            None => inside_workspace.as_ref(),
+        };
+        Ok(match permission::check_tool_call(call, surroundings) {
             Verdict::Allow => None,
             Verdict::Deny(text) => Some(match &call.subject {
                 Subject::Command(command) if text == DENIED_BY_DENY_LIST => {

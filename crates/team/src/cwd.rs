@@ -12,7 +12,8 @@
 //! A worktree changes where the tools start, and which folder the file tools are confined to
 //! (`Path escapes workspace`); it is not a sandbox: `bash` runs in the same sandbox as any
 //! command, whose writable folder is that working directory. The permission check judges a
-//! call as the kernel does, against the workspace (the course checks paths against `WORKDIR`).
+//! call where it runs: against the worktree when the task has one (the course checks paths
+//! against `WORKDIR`, where a file only the worktree has would look new).
 //!
 //! s13's base tools differ from s02's in their texts (COURSE-s10-s17 §0.2, §4.3): a failed
 //! command is `Error: command exited with status N`, an edit needs exactly one occurrence, an
@@ -147,9 +148,19 @@ impl TypedTool for CwdTool {
         self.spec.clone()
     }
 
-    /// What the kernel's tool says the call is about, judged in the workspace.
+    /// What the kernel's tool says the call is about.
     fn subject(&self, args: &Value) -> Subject {
         self.tools.root.prepare(&self.block(args.clone())).subject
+    }
+
+    /// The task's worktree when the call will run there, so that the permission check judges
+    /// the call where it runs (a file only the worktree has is that folder's, not the root's).
+    fn folder(&self, _args: &Value) -> Option<Workspace> {
+        let folder = self.tools.folder().ok()?;
+        if crate::assignment::same_dir(&folder, self.tools.team.workspace().root()) {
+            return None;
+        }
+        Workspace::new(&folder).ok()
     }
 
     async fn run(self: Arc<Self>, args: Value) -> Result<String, ToolError> {
