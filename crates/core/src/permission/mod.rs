@@ -58,7 +58,7 @@
 //! The old hand-written tokeniser (714 lines) is gone; the grammar's walk (`grammar.rs`) is
 //! smaller, and most of the code is still the known-program rules of `classify.rs` (how `git`,
 //! `find`, `sed`, `cp`, `tar` … parse their options), which the grammar cannot replace: it reads
-//! the shell, not each program's options. The whole is about 3,700 lines, against 3,509 before:
+//! the shell, not each program's options. The whole is about 3,800 lines, against 3,509 before:
 //! the tokeniser's lines went, and the grammar's walk and its parse budget, the GNU option reader
 //! for sed, getopt's clusters for the wrappers, the bare-repository rules and the new tests came.
 //! Each of those closed a way a command ran unasked; none could be had for fewer lines without
