@@ -19,7 +19,6 @@
 //!  tool_use ─► prepare: parse Args once ─► ToolCall {block, subject} ─► PreToolUse ─► run(Args)
 //! ```
 
-use crate::workspace::Workspace;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -32,6 +31,7 @@ use serde_json::Value;
 
 use crate::messages::{ToolSpec, ToolUseBlock};
 use crate::wording::UnknownTool;
+use crate::workspace::Workspace;
 
 /// The future a tool handler returns. Dropping it cancels the call; a tool that starts processes
 /// must kill them when dropped.
