@@ -266,18 +266,6 @@ fn zh_heading(en: &str) -> Option<String> {
     ZH_HEADINGS.iter().find(|(e, _)| *e == en).map(|(_, zh)| (*zh).to_string())
 }
 
-/// The chapters, in order: the folders under `chapters/` that hold a `README.md`.
-fn chapter_names(root: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(root.join("chapters"))
-        .expect("chapters/ is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("README.md").is_file())
-        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_owned))
-        .collect();
-    names.sort();
-    names
-}
-
 /// The text under the first `## ` heading that starts with one of `names`, up to the next `## `
 /// heading (fences included), or `None` without such a heading.
 fn section_body(text: &str, names: &[&str]) -> Option<String> {
@@ -337,7 +325,7 @@ fn excerpts_match_their_files_and_zh_pages_have_the_english_sections() {
     let root = repo_root();
     let mut problems = Vec::new();
     let mut excerpts = 0;
-    let chapters = chapter_names(&root);
+    let chapters = e2e::chapter_names();
     for (en, zh) in pages(&root) {
         let Ok(en_text) = fs::read_to_string(root.join(&en)) else {
             problems.push(format!("{}: unreadable", en.display()));

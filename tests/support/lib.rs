@@ -158,6 +158,15 @@ fn build_chapters() -> Result<Vec<String>, String> {
     Ok(chapters)
 }
 
+/// The names of every chapter (`s01`, `s02`, …), sorted, read from `chapters/` without building
+/// anything (see [`chapters`] for the built binaries).
+///
+/// # Panics
+/// When `chapters/` cannot be listed or holds no chapter: the test's own setup failed.
+pub fn chapter_names() -> Vec<String> {
+    chapter_packages().unwrap_or_else(|why| panic!("{why}"))
+}
+
 /// The package names of the chapters: each folder under `chapters/` with a `Cargo.toml`, sorted.
 fn chapter_packages() -> Result<Vec<String>, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../chapters");

@@ -155,6 +155,9 @@ impl TypedTool for CwdTool {
 
     /// The task's worktree when the call will run there, so that the permission check judges
     /// the call where it runs (a file only the worktree has is that folder's, not the root's).
+    /// Unlike `run`, this reads the owner's lease on the loop's thread: the check needs the folder
+    /// before the call runs, and the calls of a response are prepared one at a time, each just
+    /// before it runs, so the folder judged is the folder used.
     fn folder(&self, _args: &Value) -> Option<Workspace> {
         let folder = self.tools.folder().ok()?;
         if crate::assignment::same_dir(&folder, self.tools.team.workspace().root()) {
